@@ -1,0 +1,226 @@
+//! The contract between the ipcbench harness and one library's adapter.
+//!
+//! An adapter is a type implementing [`Library`]: it opens the endpoints of each pattern it has,
+//! and each endpoint sends ([`Tx`]) and/or receives ([`Rx`]) whole messages from and into the
+//! caller's buffers. The harness's hot loops are generic over these traits, so every call is
+//! monomorphized: no virtual call, allocation or lock per message is added by the harness.
+//!
+//! An adapter never decides what a figure means and never reads a clock: it moves bytes.
+
+use std::any::Any;
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+pub use anyhow::{Context, Error, Result, anyhow, bail};
+
+/// How a receiver waits for its next message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RecvMode {
+    /// A blocking receive: the call waits in the library (which may spin, then sleep).
+    Waiting,
+    /// A non-blocking receive in a loop: the harness calls again on [`Received::Empty`].
+    Polling,
+}
+
+impl RecvMode {
+    pub const ALL: [RecvMode; 2] = [RecvMode::Waiting, RecvMode::Polling];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecvMode::Waiting => "waiting",
+            RecvMode::Polling => "polling",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RecvMode> {
+        RecvMode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+impl fmt::Display for RecvMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one receive call brought.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// A whole message of this many bytes is now at the start of the caller's buffer.
+    Message(usize),
+    /// Polling only: nothing was there yet.
+    Empty,
+    /// A lossy receiver fell behind and the library says it lost this many messages (the harness
+    /// counts losses from sequence numbers; this figure is kept beside them as a cross-check).
+    Lost(u64),
+    /// The peer (or the whole channel) ended, after every message it completed was received.
+    Closed,
+}
+
+/// Sends one whole message from the caller's buffer, waiting for room if the channel is full.
+pub trait Tx {
+    fn send(&mut self, message: &[u8]) -> Result<()>;
+}
+
+/// Receives one whole message into the caller's buffer, in the mode the endpoint was opened with.
+pub trait Rx {
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received>;
+}
+
+/// Which end of a stream an endpoint is. The accepting end is set up first (it listens or
+/// creates the channel); the connecting end finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Accept,
+    Connect,
+}
+
+/// The case an endpoint is opened for, as the adapter needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One sender, one receiver, one way.
+    Stream,
+    /// One client, one echoing server, over one stream.
+    RoundTrip,
+    /// One publisher; every subscriber receives every message (or loses some, if `lossy`).
+    Broadcast { lossy: bool, subscribers: usize },
+    /// Producers and consumers; each message reaches exactly one consumer.
+    Queue { producers: usize, consumers: usize },
+    /// Clients and servers; each request is answered by one server, its reply to its client.
+    Service { clients: usize, servers: usize },
+}
+
+/// Everything an adapter is told when it opens an endpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup<'a> {
+    /// A name unique to this run and trial: `[A-Za-z0-9_.-]`, at most 64 characters. Use it for
+    /// every channel, service or shared-memory object the trial creates.
+    pub name: &'a str,
+    /// A directory of this trial's own, for files such as socket paths. The driver removes it.
+    pub dir: &'a Path,
+    /// The size of every message in this case, in bytes (at least 16).
+    pub size: usize,
+    pub shape: Shape,
+    /// This role's index among the processes of the same role (subscriber 2, server 0, ...).
+    pub index: usize,
+    pub mode: RecvMode,
+    /// How long set-up may wait for peers before it fails.
+    pub timeout: Duration,
+}
+
+/// An opened endpoint, and what must live until the driver says every sender is done: the
+/// owner's handle of a channel whose drop ends it for everybody (a work queue, a service).
+pub struct Opened<E> {
+    pub endpoint: E,
+    pub owner: Option<Box<dyn Any + Send>>,
+}
+
+impl<E> Opened<E> {
+    pub fn new(endpoint: E) -> Self {
+        Opened { endpoint, owner: None }
+    }
+}
+
+/// Whether a library has a pattern: how it maps, or why it doesn't.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// It has it; the text says which calls or mechanism carry it.
+    Yes(&'static str),
+    /// It doesn't; the text is the one-line reason shown beside the dash.
+    No(&'static str),
+}
+
+impl Support {
+    pub fn is_yes(self) -> bool {
+        matches!(self, Support::Yes(_))
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            Support::Yes(s) | Support::No(s) => s,
+        }
+    }
+}
+
+/// The capability table's row for one library.
+#[derive(Clone, Copy, Debug)]
+pub struct Capabilities {
+    pub stream: Support,
+    pub round_trip: Support,
+    pub broadcast_lossless: Support,
+    pub broadcast_lossy: Support,
+    pub queue: Support,
+    pub service: Support,
+    pub batch: Support,
+}
+
+/// What the harness shows and records of a library.
+#[derive(Clone, Debug)]
+pub struct LibraryInfo {
+    /// Short and stable: `fastipc`, `uds`, ...
+    pub id: &'static str,
+    pub name: &'static str,
+    pub version: String,
+    /// The receive modes it is measured in; the faster is its figure.
+    pub modes: &'static [RecvMode],
+    pub capabilities: Capabilities,
+    /// Buffer and ring sizes and other settings, recorded in the results as they are.
+    pub configuration: Vec<(&'static str, String)>,
+}
+
+/// One library under test. Every method opens one endpoint for one role process; the defaults
+/// fail, for libraries whose capability table says they lack the pattern (the driver never asks
+/// for those, so the defaults are a guard, not a path).
+pub trait Library {
+    type Stream: Tx + Rx;
+    type Publisher: Tx;
+    type Subscriber: Rx;
+    type Producer: Tx;
+    type Consumer: Rx;
+    type Client: Tx + Rx;
+    type Server: Tx + Rx;
+
+    fn info() -> LibraryInfo;
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Self::Stream>> {
+        lacks::<Self, _>(setup, side)
+    }
+    fn publisher(setup: &Setup) -> Result<Opened<Self::Publisher>> {
+        lacks::<Self, _>(setup, "publisher")
+    }
+    fn subscriber(setup: &Setup) -> Result<Opened<Self::Subscriber>> {
+        lacks::<Self, _>(setup, "subscriber")
+    }
+    fn producer(setup: &Setup) -> Result<Opened<Self::Producer>> {
+        lacks::<Self, _>(setup, "producer")
+    }
+    fn consumer(setup: &Setup) -> Result<Opened<Self::Consumer>> {
+        lacks::<Self, _>(setup, "consumer")
+    }
+    fn client(setup: &Setup) -> Result<Opened<Self::Client>> {
+        lacks::<Self, _>(setup, "client")
+    }
+    fn server(setup: &Setup) -> Result<Opened<Self::Server>> {
+        lacks::<Self, _>(setup, "server")
+    }
+}
+
+fn lacks<L: Library + ?Sized, T>(setup: &Setup, role: impl fmt::Debug) -> Result<T> {
+    bail!("{} has no {:?} endpoint for {:?}", L::info().id, role, setup.shape)
+}
+
+/// The endpoint type of a pattern a library lacks: it can't be built, so it never runs.
+pub enum Unsupported {}
+
+impl Tx for Unsupported {
+    fn send(&mut self, _: &[u8]) -> Result<()> {
+        match *self {}
+    }
+}
+
+impl Rx for Unsupported {
+    fn recv(&mut self, _: &mut [u8]) -> Result<Received> {
+        match *self {}
+    }
+}

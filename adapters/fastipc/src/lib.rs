@@ -1,0 +1,205 @@
+//! FastIPC (crate `fipc` 1.0.0): all four patterns in shared memory.
+//!
+//! Each endpoint is one `fipc::Connection`; a send copies the caller's buffer into the ring
+//! (`send`), a receive copies the message out into the caller's buffer (`receive_into`), waiting
+//! (`None`) or polling (`NO_WAIT`) as the endpoint was opened.
+
+use std::time::Duration;
+
+use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
+use ipcbench_api::{
+    Capabilities, Context, Library, LibraryInfo, Opened, RecvMode, Received, Result, Rx, Setup,
+    Shape, Side, Support, Tx, anyhow, bail,
+};
+
+/// Each direction of a stream's connection.
+pub const STREAM_RING: usize = 1 << 18;
+/// A broadcast's memory, which every subscriber maps (holds `BROADCAST_RING / 64` messages).
+pub const BROADCAST_RING: usize = 1 << 18;
+/// Each producer's ring in a work queue.
+pub const QUEUE_RING: usize = 1 << 16;
+/// Each client's ring in a service (its requests and the room for their replies).
+pub const SERVICE_RING: usize = 1 << 16;
+
+pub struct FastIpc;
+
+/// One connection, and the timeout its receives use: `None` waits, `NO_WAIT` polls.
+pub struct Endpoint {
+    conn: Connection,
+    receive_timeout: Option<Duration>,
+    // A stream's listener lives as long as the connection it accepted.
+    _listener: Option<fipc::Listener>,
+}
+
+impl Endpoint {
+    fn new(conn: Connection, setup: &Setup) -> Self {
+        let receive_timeout = match setup.mode {
+            RecvMode::Waiting => fipc::FOREVER,
+            RecvMode::Polling => fipc::NO_WAIT,
+        };
+        Endpoint { conn, receive_timeout, _listener: None }
+    }
+}
+
+impl Tx for Endpoint {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        self.conn
+            .send(message, fipc::FOREVER)
+            .map_err(|e| anyhow!("fipc send on {}: {e}", self.conn.name()))
+    }
+}
+
+impl Rx for Endpoint {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        match self.conn.receive_into(buf, self.receive_timeout) {
+            Ok(len) => Ok(Received::Message(len)),
+            Err(FipcError::Timeout) => Ok(Received::Empty),
+            Err(FipcError::Overrun { lost }) => Ok(Received::Lost(lost)),
+            Err(FipcError::Disconnected) => Ok(Received::Closed),
+            Err(e) => Err(anyhow!("fipc receive_into on {}: {e}", self.conn.name())),
+        }
+    }
+}
+
+fn counts(setup: &Setup) -> (u32, u32) {
+    match setup.shape {
+        Shape::Queue { producers, consumers } => (producers as u32, consumers as u32),
+        Shape::Service { clients, servers } => (clients as u32, servers as u32),
+        Shape::Broadcast { subscribers, .. } => (1, subscribers as u32),
+        Shape::Stream | Shape::RoundTrip => (1, 1),
+    }
+}
+
+impl Library for FastIpc {
+    type Stream = Endpoint;
+    type Publisher = Endpoint;
+    type Subscriber = Endpoint;
+    type Producer = Endpoint;
+    type Consumer = Endpoint;
+    type Client = Endpoint;
+    type Server = Endpoint;
+
+    fn info() -> LibraryInfo {
+        LibraryInfo {
+            id: "fastipc",
+            name: "FastIPC",
+            version: "1.0.0 (crate fipc 1.0.0, prebuilt libfastipc.so from fipc-sys 1.0.0)".into(),
+            modes: &[RecvMode::Waiting, RecvMode::Polling],
+            capabilities: Capabilities {
+                stream: Support::Yes("stream::create/connect: one ring each way in shared memory"),
+                round_trip: Support::Yes("the same stream connection, both directions"),
+                broadcast_lossless: Support::Yes("broadcast with Gated subscribers: the publisher waits"),
+                broadcast_lossy: Support::Yes("broadcast with Lossy subscribers: Overrun on a lap"),
+                queue: Support::Yes("work queue: a ring per producer, each message to one consumer"),
+                service: Support::Yes("service: servers of a pool share every client's requests"),
+                batch: Support::Yes("send_many / receive_many"),
+            },
+            configuration: vec![
+                ("stream ring (bytes each way)", STREAM_RING.to_string()),
+                ("broadcast memory (bytes)", BROADCAST_RING.to_string()),
+                ("broadcast max_stall", "none (a gated subscriber is never dropped)".into()),
+                ("work queue ring per producer (bytes)", QUEUE_RING.to_string()),
+                ("service ring per client (bytes)", SERVICE_RING.to_string()),
+                ("service max_message", "the case's message size".into()),
+                ("send timeout", "none (waits for room)".into()),
+                ("receive", "receive_into the caller's buffer; waiting: timeout none; polling: NO_WAIT in a loop".into()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
+        match side {
+            Side::Accept => {
+                let mut listener = fipc::stream::create(setup.name, STREAM_RING)
+                    .with_context(|| format!("fipc::stream::create({})", setup.name))?;
+                let conn = listener
+                    .accept(setup.timeout)
+                    .with_context(|| format!("fipc accept on {} (no client within {:?})", setup.name, setup.timeout))?;
+                let mut endpoint = Endpoint::new(conn, setup);
+                endpoint._listener = Some(listener);
+                Ok(Opened::new(endpoint))
+            }
+            Side::Connect => {
+                let conn = fipc::stream::connect(setup.name, setup.timeout)
+                    .with_context(|| format!("fipc::stream::connect({})", setup.name))?;
+                Ok(Opened::new(Endpoint::new(conn, setup)))
+            }
+        }
+    }
+
+    fn publisher(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let (_, subscribers) = counts(setup);
+        let conn = fipc::broadcast::create(setup.name, BROADCAST_RING, subscribers, fipc::FOREVER)
+            .with_context(|| format!("fipc::broadcast::create({})", setup.name))?;
+        conn.wait_for_members(subscribers, setup.timeout)
+            .map_err(|e| anyhow!("waiting for {subscribers} subscribers on {}: {e}", setup.name))?;
+        Ok(Opened::new(Endpoint::new(conn, setup)))
+    }
+
+    fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let role = match setup.shape {
+            Shape::Broadcast { lossy: true, .. } => SubscriberRole::Lossy,
+            Shape::Broadcast { lossy: false, .. } => SubscriberRole::Gated,
+            other => bail!("a subscriber in a {other:?} case"),
+        };
+        let conn = fipc::broadcast::join(setup.name, role, setup.timeout)
+            .with_context(|| format!("fipc::broadcast::join({}, {role:?})", setup.name))?;
+        Ok(Opened::new(Endpoint::new(conn, setup)))
+    }
+
+    fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let (producers, consumers) = counts(setup);
+        // Producer 0 owns the queue: it lives until the driver says every producer is done.
+        let owner = if setup.index == 0 {
+            Some(
+                fipc::queue::create(setup.name, QUEUE_RING, producers, consumers)
+                    .with_context(|| format!("fipc::queue::create({})", setup.name))?,
+            )
+        } else {
+            None
+        };
+        let conn = fipc::queue::join(setup.name, QueueRole::Producer, setup.timeout)
+            .with_context(|| format!("fipc::queue::join({}, Producer)", setup.name))?;
+        if let Some(queue) = &owner {
+            queue
+                .wait_for_members(None, producers + consumers, setup.timeout)
+                .map_err(|e| anyhow!("waiting for {producers} producers and {consumers} consumers on {}: {e}", setup.name))?;
+        }
+        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|q| Box::new(q) as _) })
+    }
+
+    fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let conn = fipc::queue::join(setup.name, QueueRole::Consumer, setup.timeout)
+            .with_context(|| format!("fipc::queue::join({}, Consumer)", setup.name))?;
+        Ok(Opened::new(Endpoint::new(conn, setup)))
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let conn = fipc::service::join(setup.name, ServiceRole::Client, setup.timeout)
+            .with_context(|| format!("fipc::service::join({}, Client)", setup.name))?;
+        Ok(Opened::new(Endpoint::new(conn, setup)))
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let (clients, servers) = counts(setup);
+        // Server 0 owns the service: it lives until the driver says every client is done.
+        let owner = if setup.index == 0 {
+            Some(
+                fipc::service::create(setup.name, SERVICE_RING, setup.size, clients, servers)
+                    .with_context(|| format!("fipc::service::create({})", setup.name))?,
+            )
+        } else {
+            None
+        };
+        let conn = fipc::service::join(setup.name, ServiceRole::Server, setup.timeout)
+            .with_context(|| format!("fipc::service::join({}, Server)", setup.name))?;
+        if let Some(service) = &owner {
+            service
+                .wait_for_members(None, clients + servers, setup.timeout)
+                .map_err(|e| anyhow!("waiting for {clients} clients and {servers} servers on {}: {e}", setup.name))?;
+        }
+        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|s| Box::new(s) as _) })
+    }
+}

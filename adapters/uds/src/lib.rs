@@ -1,0 +1,898 @@
+//! ipcbench adapter for Unix domain sockets (`AF_UNIX`, `SOCK_STREAM`): the operating system's
+//! own channel, the baseline every other library is compared with.
+//!
+//! Every message of a case is exactly `setup.size` bytes, so the byte stream is framed by size
+//! alone: `send` writes the whole message (looping on partial writes), `recv` reads exactly that
+//! many bytes (looping on partial reads). Nothing is set on the sockets: the kernel's default
+//! buffer sizes are part of what is measured.
+//!
+//! * Stream and round trip: one connection. The accepting side binds and listens on
+//!   `<dir>/<name>.sock`, accepts one client (waiting at most `setup.timeout`), then unlinks the
+//!   file and closes the listener; the connecting side retries `connect` every millisecond.
+//! * Service: server `i` listens on `<dir>/<name>-s<i>.sock`; client `j` connects to server
+//!   `j % servers`. Each server accepts exactly its clients and serves them all from one
+//!   level-triggered epoll loop: one request from each ready connection in turn, the reply going
+//!   back on the connection the request came from.
+
+use std::ffi::CStr;
+use std::io;
+use std::mem;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use ipcbench_api::{
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side,
+    Support, Tx, Unsupported,
+};
+
+/// Unix domain sockets, `SOCK_STREAM`.
+pub struct Uds;
+
+const FRAMING: &str = "fixed-size messages of the case's size, no length prefix";
+
+impl Library for Uds {
+    type Stream = Connection;
+    type Publisher = Unsupported;
+    type Subscriber = Unsupported;
+    type Producer = Unsupported;
+    type Consumer = Unsupported;
+    type Client = Connection;
+    type Server = Server;
+
+    fn info() -> LibraryInfo {
+        let (sndbuf, rcvbuf) = default_buffer_sizes();
+        LibraryInfo {
+            id: "uds",
+            name: "Unix domain sockets (SOCK_STREAM)",
+            version: format!("Linux {}", kernel_release()),
+            modes: &[RecvMode::Waiting],
+            capabilities: Capabilities {
+                stream: Support::Yes(
+                    "one connection; fixed-size messages written with write and read whole",
+                ),
+                round_trip: Support::Yes("the same connection both ways"),
+                broadcast_lossless: Support::No(
+                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
+                ),
+                broadcast_lossy: Support::No(
+                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
+                ),
+                queue: Support::No(
+                    "no socket shares one queue of messages among several readers; connections are point to point",
+                ),
+                service: Support::Yes(
+                    "clients spread over the servers; each server multiplexes its connections with epoll",
+                ),
+                batch: Support::No(
+                    "no call moves several messages as separate messages on a stream socket",
+                ),
+            },
+            configuration: vec![
+                ("SO_SNDBUF", sndbuf),
+                ("SO_RCVBUF", rcvbuf),
+                ("framing", FRAMING.to_string()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
+        check_common(setup)?;
+        if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
+            bail!("uds: a stream endpoint was asked for {:?}", setup.shape);
+        }
+        let path = socket_path(setup.dir, &format!("{}.sock", setup.name))?;
+        let stream = match side {
+            Side::Accept => {
+                let listening = Listening::bind(path.clone())?;
+                let deadline = Instant::now() + setup.timeout;
+                match listening.accept_before(deadline)? {
+                    Some(stream) => stream,
+                    None => bail!(
+                        "no client connected to {} within {:?}",
+                        path.display(),
+                        setup.timeout
+                    ),
+                }
+                // `listening` drops here: the file is unlinked and the listener closed.
+            }
+            Side::Connect => connect(&path, setup.timeout)?,
+        };
+        Ok(Opened::new(Connection {
+            stream,
+            size: setup.size,
+            path,
+        }))
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Connection>> {
+        check_common(setup)?;
+        let Shape::Service { clients, servers } = setup.shape else {
+            bail!("uds: a client endpoint was asked for {:?}", setup.shape);
+        };
+        if servers == 0 || setup.index >= clients {
+            bail!(
+                "uds: client {} of a service with {clients} clients and {servers} servers",
+                setup.index
+            );
+        }
+        let server = setup.index % servers;
+        let path = socket_path(setup.dir, &format!("{}-s{server}.sock", setup.name))?;
+        let stream = connect(&path, setup.timeout)?;
+        Ok(Opened::new(Connection {
+            stream,
+            size: setup.size,
+            path,
+        }))
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Server>> {
+        check_common(setup)?;
+        let Shape::Service { clients, servers } = setup.shape else {
+            bail!("uds: a server endpoint was asked for {:?}", setup.shape);
+        };
+        let index = setup.index;
+        if index >= servers {
+            bail!("uds: server {index} of a service with {servers} servers");
+        }
+        // Clients j with j % servers == index.
+        let expected = if index < clients {
+            (clients - index).div_ceil(servers)
+        } else {
+            0
+        };
+        let path = socket_path(setup.dir, &format!("{}-s{index}.sock", setup.name))?;
+
+        let mut conns = Vec::with_capacity(expected);
+        if expected > 0 {
+            let listening = Listening::bind(path.clone())?;
+            let deadline = Instant::now() + setup.timeout;
+            while conns.len() < expected {
+                match listening.accept_before(deadline)? {
+                    Some(stream) => conns.push(Some(stream)),
+                    None => bail!(
+                        "only {} of the {expected} clients of server {index} connected to {} within {:?}",
+                        conns.len(),
+                        path.display(),
+                        setup.timeout
+                    ),
+                }
+            }
+            // `listening` drops here: the file is unlinked and the listener closed.
+        }
+
+        // SAFETY: plain system call; the fd it returns is owned by `epoll` from here on.
+        let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epfd < 0 {
+            bail!(
+                "epoll_create1 for the server of {}: {}",
+                path.display(),
+                io::Error::last_os_error()
+            );
+        }
+        // SAFETY: `epfd` is a fresh fd nothing else owns.
+        let epoll = unsafe { OwnedFd::from_raw_fd(epfd) };
+        for (k, conn) in conns.iter().enumerate() {
+            let fd = conn.as_ref().map(AsRawFd::as_raw_fd).unwrap_or(-1);
+            let mut ev = libc::epoll_event {
+                events: libc::EPOLLIN as u32,
+                u64: k as u64,
+            };
+            // SAFETY: both fds are open; `ev` is a valid event for the call's duration.
+            if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+                bail!(
+                    "epoll_ctl(EPOLL_CTL_ADD) of a connection to {}: {}",
+                    path.display(),
+                    io::Error::last_os_error()
+                );
+            }
+        }
+
+        let events = vec![libc::epoll_event { events: 0, u64: 0 }; expected.max(1)];
+        Ok(Opened::new(Server {
+            epoll,
+            live: conns.len(),
+            conns,
+            events,
+            ready: 0,
+            next: 0,
+            current: None,
+            size: setup.size,
+            path,
+        }))
+    }
+}
+
+fn check_common(setup: &Setup) -> Result<()> {
+    if setup.mode != RecvMode::Waiting {
+        bail!(
+            "uds is measured only with blocking receives (waiting), not {}",
+            setup.mode
+        );
+    }
+    if setup.size == 0 {
+        bail!("uds: messages of 0 bytes can't be framed by size");
+    }
+    Ok(())
+}
+
+/// `dir/file`, checked to fit `sockaddr_un`.
+fn socket_path(dir: &Path, file: &str) -> Result<PathBuf> {
+    let path = dir.join(file);
+    // SAFETY: sockaddr_un is plain old data; all zeroes is a valid value.
+    let addr: libc::sockaddr_un = unsafe { mem::zeroed() };
+    let room = addr.sun_path.len();
+    let len = path.as_os_str().len();
+    if len >= room {
+        bail!(
+            "socket path {} is {len} bytes, too long for a Unix socket: sockaddr_un's sun_path \
+             holds {room} bytes, at most {} of path and the terminating NUL; use a shorter directory",
+            path.display(),
+            room - 1
+        );
+    }
+    Ok(path)
+}
+
+/// A bound, listening socket whose file is unlinked when it is dropped.
+struct Listening {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl Listening {
+    fn bind(path: PathBuf) -> Result<Listening> {
+        // std's bind calls socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC), bind and listen.
+        match UnixListener::bind(&path) {
+            Ok(listener) => Ok(Listening { listener, path }),
+            Err(e) => bail!("bind and listen on {}: {e}", path.display()),
+        }
+    }
+
+    /// Accepts one connection, or `None` if none came before `deadline`.
+    fn accept_before(&self, deadline: Instant) -> Result<Option<UnixStream>> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
+            let mut pfd = libc::pollfd {
+                fd: self.listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: `pfd` is one valid pollfd for the call's duration.
+            let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                bail!("poll on the listener {}: {e}", self.path.display());
+            }
+            if r == 0 {
+                if Instant::now() >= deadline {
+                    return Ok(None);
+                }
+                continue;
+            }
+            // std's accept calls accept4(SOCK_CLOEXEC); the new socket is blocking.
+            match self.listener.accept() {
+                Ok((stream, _)) => return Ok(Some(stream)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => bail!("accept on {}: {e}", self.path.display()),
+            }
+        }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Connects to `path`, retrying every millisecond while nothing listens there yet.
+fn connect(path: &Path, timeout: Duration) -> Result<UnixStream> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        // std's connect calls socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC) and connect.
+        match UnixStream::connect(path) {
+            Ok(stream) => return Ok(stream),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound
+                        | io::ErrorKind::ConnectionRefused
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                if Instant::now() >= deadline {
+                    bail!(
+                        "could not connect to {} within {timeout:?} (last attempt: {e})",
+                        path.display()
+                    );
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => bail!("connect to {}: {e}", path.display()),
+        }
+    }
+}
+
+/// Writes all of `msg` to `fd`.
+#[inline]
+fn write_message(fd: RawFd, msg: &[u8], path: &Path) -> Result<()> {
+    let mut done = 0;
+    while done < msg.len() {
+        let rest = &msg[done..];
+        // SAFETY: `rest` is valid for reads of `rest.len()` bytes.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(write_error(path, done, msg.len(), e));
+        }
+        if n == 0 {
+            return Err(write_error(
+                path,
+                done,
+                msg.len(),
+                io::ErrorKind::WriteZero.into(),
+            ));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+#[cold]
+fn write_error(path: &Path, done: usize, size: usize, e: io::Error) -> anyhow::Error {
+    anyhow!(
+        "write to {} after {done} of the {size} bytes of a message: {e}",
+        path.display()
+    )
+}
+
+/// Reads exactly `buf.len()` bytes from `fd`: `Ok(true)` when they came, `Ok(false)` at an end
+/// of stream before the first byte, an error at one in the middle.
+#[inline]
+fn read_message(fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        let rest = &mut buf[got..];
+        // SAFETY: `rest` is valid for writes of `rest.len()` bytes.
+        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        if n > 0 {
+            got += n as usize;
+        } else if n == 0 {
+            if got == 0 {
+                return Ok(false);
+            }
+            return Err(truncated(path, got, buf.len()));
+        } else {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(anyhow!(
+                "read from {} after {got} of the {} bytes of a message: {e}",
+                path.display(),
+                buf.len()
+            ));
+        }
+    }
+    Ok(true)
+}
+
+#[cold]
+fn truncated(path: &Path, got: usize, size: usize) -> anyhow::Error {
+    anyhow!(
+        "the peer on {} closed in the middle of a message: {got} of its {size} bytes arrived",
+        path.display()
+    )
+}
+
+#[cold]
+fn wrong_length(what: &str, len: usize, size: usize, path: &Path) -> anyhow::Error {
+    anyhow!(
+        "{what} of {len} bytes on {}, where every message of the case is {size} bytes",
+        path.display()
+    )
+}
+
+/// One connected stream socket: the stream and round-trip endpoint, and a service's client.
+pub struct Connection {
+    stream: UnixStream,
+    size: usize,
+    path: PathBuf,
+}
+
+impl Tx for Connection {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        if message.len() != self.size {
+            return Err(wrong_length(
+                "a message",
+                message.len(),
+                self.size,
+                &self.path,
+            ));
+        }
+        write_message(self.stream.as_raw_fd(), message, &self.path)
+    }
+}
+
+impl Rx for Connection {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        let Some(buf) = buf.get_mut(..self.size) else {
+            return Err(wrong_length("a buffer", buf.len(), self.size, &self.path));
+        };
+        if read_message(self.stream.as_raw_fd(), buf, &self.path)? {
+            Ok(Received::Message(self.size))
+        } else {
+            Ok(Received::Closed)
+        }
+    }
+}
+
+/// A service's server: every connection of its clients, multiplexed with epoll.
+pub struct Server {
+    epoll: OwnedFd,
+    /// The accepted connections; `None` once one has ended. Epoll's data is the index here.
+    conns: Vec<Option<UnixStream>>,
+    live: usize,
+    events: Vec<libc::epoll_event>,
+    /// `events[next..ready]` are still to be served from the last `epoll_wait`.
+    ready: usize,
+    next: usize,
+    /// The connection the last request came from, where the reply goes.
+    current: Option<usize>,
+    size: usize,
+    path: PathBuf,
+}
+
+impl Server {
+    #[cold]
+    fn remove(&mut self, k: usize) -> Result<()> {
+        if let Some(stream) = self.conns[k].take() {
+            self.live -= 1;
+            if self.current == Some(k) {
+                self.current = None;
+            }
+            let mut ev = libc::epoll_event { events: 0, u64: 0 };
+            // SAFETY: both fds are open; `ev` is valid (and ignored) for the call's duration.
+            let r = unsafe {
+                libc::epoll_ctl(
+                    self.epoll.as_raw_fd(),
+                    libc::EPOLL_CTL_DEL,
+                    stream.as_raw_fd(),
+                    &mut ev,
+                )
+            };
+            if r < 0 {
+                bail!(
+                    "epoll_ctl(EPOLL_CTL_DEL) of a connection to {}: {}",
+                    self.path.display(),
+                    io::Error::last_os_error()
+                );
+            }
+            // `stream` drops here: the connection is closed.
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        loop {
+            // SAFETY: `events` is valid for writes of its length in epoll_event.
+            let n = unsafe {
+                libc::epoll_wait(
+                    self.epoll.as_raw_fd(),
+                    self.events.as_mut_ptr(),
+                    self.events.len() as i32,
+                    -1,
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                bail!("epoll_wait in the server of {}: {e}", self.path.display());
+            }
+            self.ready = n as usize;
+            self.next = 0;
+            return Ok(());
+        }
+    }
+}
+
+impl Rx for Server {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        let size = self.size;
+        let Some(buf) = buf.get_mut(..size) else {
+            return Err(wrong_length("a buffer", buf.len(), size, &self.path));
+        };
+        loop {
+            if self.live == 0 {
+                return Ok(Received::Closed);
+            }
+            if self.next == self.ready {
+                self.wait()?;
+                continue;
+            }
+            // Copy the field out: epoll_event is packed on x86-64.
+            let k = self.events[self.next].u64 as usize;
+            self.next += 1;
+            let Some(stream) = self.conns.get(k).and_then(Option::as_ref) else {
+                continue;
+            };
+            if read_message(stream.as_raw_fd(), buf, &self.path)? {
+                self.current = Some(k);
+                return Ok(Received::Message(size));
+            }
+            self.remove(k)?;
+        }
+    }
+}
+
+impl Tx for Server {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        if message.len() != self.size {
+            return Err(wrong_length(
+                "a reply",
+                message.len(),
+                self.size,
+                &self.path,
+            ));
+        }
+        let Some(stream) = self.current.and_then(|k| self.conns[k].as_ref()) else {
+            bail!(
+                "a reply on the server of {} with no request to answer",
+                self.path.display()
+            );
+        };
+        write_message(stream.as_raw_fd(), message, &self.path)
+    }
+}
+
+fn kernel_release() -> String {
+    // SAFETY: utsname is plain old data; uname fills it with NUL-terminated strings.
+    let mut uts: libc::utsname = unsafe { mem::zeroed() };
+    if unsafe { libc::uname(&mut uts) } != 0 {
+        return format!("(uname: {})", io::Error::last_os_error());
+    }
+    // SAFETY: `release` is NUL-terminated after a successful uname.
+    let release = unsafe { CStr::from_ptr(uts.release.as_ptr()) };
+    release.to_string_lossy().into_owned()
+}
+
+/// The kernel's default SO_SNDBUF and SO_RCVBUF of a Unix stream socket, as a fresh socketpair
+/// reports them.
+fn default_buffer_sizes() -> (String, String) {
+    let (a, _b) = match UnixStream::pair() {
+        Ok(pair) => pair,
+        Err(e) => {
+            let s = format!("unknown (socketpair: {e})");
+            return (s.clone(), s);
+        }
+    };
+    let get = |opt: libc::c_int, name: &str| -> String {
+        let mut value: libc::c_int = 0;
+        let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `value` and `len` are valid for the call's duration and sized as it says.
+        let r = unsafe {
+            libc::getsockopt(
+                a.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r < 0 {
+            format!(
+                "unknown (getsockopt {name}: {})",
+                io::Error::last_os_error()
+            )
+        } else {
+            format!("{value} bytes")
+        }
+    };
+    (
+        get(libc::SO_SNDBUF, "SO_SNDBUF"),
+        get(libc::SO_RCVBUF, "SO_RCVBUF"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const TIMEOUT: Duration = Duration::from_secs(5);
+
+    /// A directory of the test's own under the system's temp dir, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(test: &str) -> TempDir {
+            static COUNT: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNT.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("ipcbench-uds-{}-{n}-{test}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn setup<'a>(dir: &'a Path, size: usize, shape: Shape, index: usize) -> Setup<'a> {
+        Setup {
+            name: "t",
+            dir,
+            size,
+            shape,
+            index,
+            mode: RecvMode::Waiting,
+            timeout: TIMEOUT,
+        }
+    }
+
+    /// Message `seq` of sender `from`: both numbers, then a pattern from them.
+    fn fill(buf: &mut [u8], from: u64, seq: u64) {
+        buf[..8].copy_from_slice(&from.to_le_bytes());
+        buf[8..16].copy_from_slice(&seq.to_le_bytes());
+        for (i, b) in buf[16..].iter_mut().enumerate() {
+            *b = (from as usize * 31 + seq as usize * 7 + i) as u8;
+        }
+    }
+
+    #[test]
+    fn info_is_filled() {
+        let info = Uds::info();
+        assert_eq!(info.id, "uds");
+        assert!(info.version.starts_with("Linux "), "{}", info.version);
+        assert_eq!(info.modes, &[RecvMode::Waiting]);
+        assert!(
+            info.configuration[0].1.ends_with(" bytes"),
+            "{:?}",
+            info.configuration
+        );
+        assert!(
+            info.configuration[1].1.ends_with(" bytes"),
+            "{:?}",
+            info.configuration
+        );
+        assert!(info.capabilities.stream.is_yes());
+        assert!(info.capabilities.service.is_yes());
+        assert!(!info.capabilities.queue.is_yes());
+    }
+
+    #[test]
+    fn stream_of_1000_messages() {
+        let dir = TempDir::new("stream");
+        let d = dir.0.as_path();
+        thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let mut rx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Accept)
+                    .unwrap()
+                    .endpoint;
+                // The file is gone once the connection is accepted.
+                assert!(!d.join("t.sock").exists());
+                let mut buf = [0u8; 64];
+                let mut want = [0u8; 16];
+                for seq in 0..1000 {
+                    assert_eq!(rx.recv(&mut buf).unwrap(), Received::Message(16));
+                    fill(&mut want, 0, seq);
+                    assert_eq!(buf[..16], want, "message {seq}");
+                }
+                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
+                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
+            });
+            let mut tx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Connect)
+                .unwrap()
+                .endpoint;
+            let mut msg = [0u8; 16];
+            for seq in 0..1000 {
+                fill(&mut msg, 0, seq);
+                tx.send(&msg).unwrap();
+            }
+            assert!(tx.send(&[0u8; 17]).is_err());
+            drop(tx);
+            rx.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = TempDir::new("roundtrip");
+        let d = dir.0.as_path();
+        let size = 1000;
+        thread::scope(|s| {
+            // The client starts first: connect retries until the acceptor listens.
+            let client = s.spawn(|| {
+                let mut c = Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Connect)
+                    .unwrap()
+                    .endpoint;
+                let mut req = vec![0u8; size];
+                let mut rep = vec![0u8; size];
+                for seq in 0..200 {
+                    fill(&mut req, 1, seq);
+                    c.send(&req).unwrap();
+                    assert_eq!(c.recv(&mut rep).unwrap(), Received::Message(size));
+                    assert_eq!(rep, req);
+                }
+            });
+            thread::sleep(Duration::from_millis(5));
+            let mut server = Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Accept)
+                .unwrap()
+                .endpoint;
+            let mut buf = vec![0u8; size];
+            let mut n = 0;
+            while let Received::Message(len) = server.recv(&mut buf).unwrap() {
+                server.send(&buf[..len]).unwrap();
+                n += 1;
+            }
+            assert_eq!(n, 200);
+            client.join().unwrap();
+        });
+    }
+
+    fn service(clients: usize, servers: usize) {
+        let dir = TempDir::new(&format!("service{clients}x{servers}"));
+        let d = dir.0.as_path();
+        let size = 64;
+        let per_client = 300u64;
+        let shape = Shape::Service { clients, servers };
+        thread::scope(|s| {
+            let server_threads: Vec<_> = (0..servers)
+                .map(|i| {
+                    s.spawn(move || {
+                        let mut sv = Uds::server(&setup(d, size, shape, i)).unwrap().endpoint;
+                        let mut buf = vec![0u8; size];
+                        let mut n = 0u64;
+                        loop {
+                            match sv.recv(&mut buf).unwrap() {
+                                Received::Message(len) => {
+                                    assert_eq!(len, size);
+                                    let from = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                                    assert_eq!(from as usize % servers, i);
+                                    sv.send(&buf[..len]).unwrap();
+                                    n += 1;
+                                }
+                                Received::Closed => break,
+                                other => panic!("{other:?}"),
+                            }
+                        }
+                        assert_eq!(sv.recv(&mut buf).unwrap(), Received::Closed);
+                        n
+                    })
+                })
+                .collect();
+            let client_threads: Vec<_> = (0..clients)
+                .map(|j| {
+                    s.spawn(move || {
+                        let mut c = Uds::client(&setup(d, size, shape, j)).unwrap().endpoint;
+                        let mut req = vec![0u8; size];
+                        let mut rep = vec![0u8; size];
+                        for seq in 0..per_client {
+                            fill(&mut req, j as u64, seq);
+                            c.send(&req).unwrap();
+                            assert_eq!(c.recv(&mut rep).unwrap(), Received::Message(size));
+                            assert_eq!(rep, req, "client {j} request {seq}");
+                        }
+                    })
+                })
+                .collect();
+            for c in client_threads {
+                c.join().unwrap();
+            }
+            for (i, t) in server_threads.into_iter().enumerate() {
+                let mine = (0..clients).filter(|j| j % servers == i).count() as u64;
+                assert_eq!(t.join().unwrap(), mine * per_client, "server {i}");
+            }
+        });
+        // Every socket file was unlinked.
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn service_4_clients_1_server() {
+        service(4, 1);
+    }
+
+    #[test]
+    fn service_4_clients_2_servers() {
+        service(4, 2);
+    }
+
+    #[test]
+    fn connect_times_out_naming_the_path() {
+        let dir = TempDir::new("timeout");
+        let mut st = setup(&dir.0, 16, Shape::Stream, 0);
+        st.timeout = Duration::from_millis(30);
+        let err = Uds::stream(&st, Side::Connect).err().unwrap().to_string();
+        let path = dir.0.join("t.sock");
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(err.contains("could not connect"), "{err}");
+    }
+
+    #[test]
+    fn accept_times_out_naming_the_path() {
+        let dir = TempDir::new("accept-timeout");
+        let mut st = setup(&dir.0, 16, Shape::Stream, 0);
+        st.timeout = Duration::from_millis(30);
+        let err = Uds::stream(&st, Side::Accept).err().unwrap().to_string();
+        let path = dir.0.join("t.sock");
+        assert!(
+            err.contains(&format!("no client connected to {}", path.display())),
+            "{err}"
+        );
+        assert!(!path.exists(), "the socket file was left behind");
+    }
+
+    #[test]
+    fn path_too_long() {
+        let dir = TempDir::new("long");
+        let long = dir.0.join("x".repeat(120));
+        let st = setup(&long, 16, Shape::Stream, 0);
+        for side in [Side::Accept, Side::Connect] {
+            let err = Uds::stream(&st, side).err().unwrap().to_string();
+            assert!(err.contains("too long for a Unix socket"), "{err}");
+            assert!(err.contains("108"), "{err}");
+        }
+        let st = setup(
+            &long,
+            16,
+            Shape::Service {
+                clients: 1,
+                servers: 1,
+            },
+            0,
+        );
+        assert!(Uds::server(&st).is_err());
+        assert!(Uds::client(&st).is_err());
+    }
+
+    #[test]
+    fn eof_inside_a_message_is_an_error() {
+        let dir = TempDir::new("partial");
+        let d = dir.0.as_path();
+        thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let mut rx = Uds::stream(&setup(d, 32, Shape::Stream, 0), Side::Accept)
+                    .unwrap()
+                    .endpoint;
+                let mut buf = [0u8; 32];
+                rx.recv(&mut buf).err().unwrap().to_string()
+            });
+            let mut raw = connect(&d.join("t.sock"), TIMEOUT).unwrap();
+            raw.write_all(&[1u8; 10]).unwrap();
+            drop(raw);
+            let err = rx.join().unwrap();
+            assert!(err.contains("10 of its 32 bytes"), "{err}");
+        });
+    }
+
+    #[test]
+    fn polling_is_refused() {
+        let dir = TempDir::new("polling");
+        let mut st = setup(&dir.0, 16, Shape::Stream, 0);
+        st.mode = RecvMode::Polling;
+        assert!(Uds::stream(&st, Side::Connect).is_err());
+    }
+}

@@ -1,0 +1,303 @@
+//! The case matrix: cases/matrix.toml, built into the binary, expanded into named cases.
+
+use anyhow::{Context, Result, bail};
+use ipcbench_api::{Capabilities, Shape, Support};
+use serde::Deserialize;
+
+const MATRIX: &str = include_str!("../../cases/matrix.toml");
+
+/// One process kind of a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Sender,
+    Receiver,
+    Pinger,
+    Echo,
+    Publisher,
+    Subscriber,
+    Producer,
+    Consumer,
+    Client,
+    Server,
+}
+
+impl Role {
+    pub const ALL: [Role; 10] = [
+        Role::Sender,
+        Role::Receiver,
+        Role::Pinger,
+        Role::Echo,
+        Role::Publisher,
+        Role::Subscriber,
+        Role::Producer,
+        Role::Consumer,
+        Role::Client,
+        Role::Server,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Sender => "sender",
+            Role::Receiver => "receiver",
+            Role::Pinger => "pinger",
+            Role::Echo => "echo",
+            Role::Publisher => "publisher",
+            Role::Subscriber => "subscriber",
+            Role::Producer => "producer",
+            Role::Consumer => "consumer",
+            Role::Client => "client",
+            Role::Server => "server",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// The roles that drive a case: the driver says "drain" once all of them are done.
+    pub fn is_driving(self) -> bool {
+        matches!(self, Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client)
+    }
+}
+
+/// One case of the matrix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub name: String,
+    pub shape: Shape,
+    pub size: usize,
+}
+
+impl Case {
+    /// The pattern's family, as the results and tables group cases.
+    pub fn pattern(&self) -> &'static str {
+        match self.shape {
+            Shape::Stream => "stream",
+            Shape::RoundTrip => "stream-rtt",
+            Shape::Broadcast { .. } => "broadcast",
+            Shape::Queue { .. } => "queue",
+            Shape::Service { .. } => "service",
+        }
+    }
+
+    /// Every process of the case: the accepting or owning side first.
+    pub fn roles(&self) -> Vec<(Role, usize)> {
+        let many = |role, n: usize| (0..n).map(move |i| (role, i));
+        match self.shape {
+            Shape::Stream => vec![(Role::Receiver, 0), (Role::Sender, 0)],
+            Shape::RoundTrip => vec![(Role::Echo, 0), (Role::Pinger, 0)],
+            Shape::Broadcast { subscribers, .. } => {
+                std::iter::once((Role::Publisher, 0)).chain(many(Role::Subscriber, subscribers)).collect()
+            }
+            Shape::Queue { producers, consumers } => {
+                many(Role::Producer, producers).chain(many(Role::Consumer, consumers)).collect()
+            }
+            Shape::Service { clients, servers } => {
+                many(Role::Server, servers).chain(many(Role::Client, clients)).collect()
+            }
+        }
+    }
+
+    /// Whether a library has what this case needs: the capability that decides it.
+    pub fn support(&self, caps: &Capabilities) -> Support {
+        match self.shape {
+            Shape::Stream => caps.stream,
+            Shape::RoundTrip => caps.round_trip,
+            Shape::Broadcast { lossy: false, .. } => caps.broadcast_lossless,
+            Shape::Broadcast { lossy: true, .. } => caps.broadcast_lossy,
+            Shape::Queue { .. } => caps.queue,
+            Shape::Service { .. } => caps.service,
+        }
+    }
+}
+
+/// `16B`, `1KiB`, `64KiB`: how sizes appear in case names.
+pub fn size_label(size: usize) -> String {
+    const UNITS: [(usize, &str); 2] = [(1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if size >= unit && size.is_multiple_of(unit) {
+            return format!("{}{name}", size / unit);
+        }
+    }
+    format!("{size}B")
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatrixFile {
+    sizes: Vec<usize>,
+    case: Vec<CaseEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseEntry {
+    pattern: String,
+    #[serde(default)]
+    delivery: Vec<String>,
+    #[serde(default)]
+    subscribers: Vec<usize>,
+    #[serde(default)]
+    shapes: Vec<[usize; 2]>,
+}
+
+/// The whole matrix, in the file's order.
+pub fn matrix() -> Vec<Case> {
+    // The file is part of the binary and a test parses it: a failure here is a build defect.
+    parse(MATRIX).expect("cases/matrix.toml is valid")
+}
+
+fn parse(text: &str) -> Result<Vec<Case>> {
+    let file: MatrixFile = toml::from_str(text).context("cases/matrix.toml")?;
+    if let Some(bad) = file.sizes.iter().find(|&&s| s < crate::message::HEADER) {
+        bail!("message size {bad} is below the {}-byte header", crate::message::HEADER);
+    }
+    let mut cases = Vec::new();
+    for entry in &file.case {
+        let mut shapes = Vec::new(); // (name prefix, shape)
+        match entry.pattern.as_str() {
+            "stream" => shapes.push(("stream".to_string(), Shape::Stream)),
+            "stream-rtt" => shapes.push(("stream-rtt".to_string(), Shape::RoundTrip)),
+            "broadcast" => {
+                for delivery in &entry.delivery {
+                    let lossy = match delivery.as_str() {
+                        "lossless" => false,
+                        "lossy" => true,
+                        other => bail!("broadcast delivery {other:?}: lossless or lossy"),
+                    };
+                    for &subscribers in &entry.subscribers {
+                        shapes.push((
+                            format!("broadcast/{delivery}/{subscribers}sub"),
+                            Shape::Broadcast { lossy, subscribers },
+                        ));
+                    }
+                }
+            }
+            "queue" => {
+                for &[producers, consumers] in &entry.shapes {
+                    shapes.push((format!("queue/{producers}x{consumers}"), Shape::Queue { producers, consumers }));
+                }
+            }
+            "service" => {
+                for &[clients, servers] in &entry.shapes {
+                    shapes.push((format!("service/{clients}c{servers}s"), Shape::Service { clients, servers }));
+                }
+            }
+            other => bail!("unknown pattern {other:?}: stream, stream-rtt, broadcast, queue or service"),
+        }
+        if shapes.is_empty() {
+            bail!("pattern {} lists no variants", entry.pattern);
+        }
+        for (prefix, shape) in shapes {
+            for &size in &file.sizes {
+                cases.push(Case { name: format!("{prefix}/{}", size_label(size)), shape, size });
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// `*` matches any run of characters, `?` one character.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some((b'*', rest)) => (0..=n.len()).any(|i| go(rest, &n[i..])),
+            Some((b'?', rest)) => !n.is_empty() && go(rest, &n[1..]),
+            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// The names closest to `wanted`, for an error message.
+pub fn near_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut scored: Vec<(f64, &str)> =
+        names.into_iter().map(|n| (strsim::jaro_winkler(wanted, n), n)).filter(|(s, _)| *s > 0.75).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(4).map(|(_, n)| n).collect()
+}
+
+/// The cases the user named (names or globs); all of them when none is named.
+pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
+    if wanted.is_empty() {
+        return Ok(all.to_vec());
+    }
+    let mut chosen: Vec<Case> = Vec::new();
+    for w in wanted {
+        let hits: Vec<&Case> = all.iter().filter(|c| glob_match(w, &c.name)).collect();
+        if hits.is_empty() {
+            let near = near_matches(w, all.iter().map(|c| c.name.as_str()));
+            let hint = if near.is_empty() {
+                "`ipcbench list` shows every case".to_string()
+            } else {
+                format!("did you mean {}? (`ipcbench list` shows every case)", near.join(", "))
+            };
+            bail!("unknown case {w:?}: {hint}");
+        }
+        for hit in hits {
+            if !chosen.contains(hit) {
+                chosen.push(hit.clone());
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+pub fn find(name: &str) -> Result<Case> {
+    select(&matrix(), &[name.to_string()])?
+        .into_iter()
+        .find(|c| c.name == name)
+        .with_context(|| format!("{name:?} is a pattern, not one case"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_matrix_holds_every_case_of_the_seed() {
+        let names: Vec<String> = matrix().into_iter().map(|c| c.name).collect();
+        for expected in [
+            "stream/16B",
+            "stream/1KiB",
+            "stream-rtt/16B",
+            "stream-rtt/1KiB",
+            "broadcast/lossless/1sub/16B",
+            "broadcast/lossless/4sub/1KiB",
+            "broadcast/lossy/1sub/1KiB",
+            "broadcast/lossy/4sub/16B",
+            "queue/1x1/16B",
+            "queue/4x4/1KiB",
+            "service/1c1s/16B",
+            "service/4c1s/16B",
+            "service/4c4s/1KiB",
+        ] {
+            assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+        }
+        assert_eq!(names.len(), 22);
+    }
+
+    #[test]
+    fn globs_and_near_matches() {
+        let all = matrix();
+        assert_eq!(select(&all, &["stream/*".into()]).unwrap().len(), 2);
+        assert_eq!(select(&all, &["broadcast/*/4sub/16B".into()]).unwrap().len(), 2);
+        let err = select(&all, &["stream/16".into()]).unwrap_err().to_string();
+        assert!(err.contains("stream/16B"), "{err}");
+    }
+
+    #[test]
+    fn sizes_are_labelled_in_binary_units() {
+        assert_eq!(size_label(16), "16B");
+        assert_eq!(size_label(1024), "1KiB");
+        assert_eq!(size_label(1536), "1536B");
+        assert_eq!(size_label(1 << 20), "1MiB");
+    }
+
+    #[test]
+    fn a_bad_matrix_is_refused() {
+        assert!(parse("sizes = [8]\n[[case]]\npattern = \"stream\"\n").is_err());
+        assert!(parse("sizes = [16]\n[[case]]\npattern = \"gossip\"\n").is_err());
+    }
+}

@@ -1,0 +1,373 @@
+//! One role process: opens its endpoint through the adapter, says "ready", waits for "go", runs
+//! its loop, reports one JSON line, and keeps an owner's channel alive until "drain".
+//!
+//! The loops are generic over the adapter's endpoint types, so each library gets its own
+//! compiled copy: no virtual call, allocation, lock or clock read per message beyond what the
+//! figure needs (one clock read per round trip; one per 32 one-way messages).
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use hdrhistogram::Histogram;
+use ipcbench_api::{Library, Opened, RecvMode, Received, Rx, Setup, Side, Tx};
+
+use crate::cases::{self, Role};
+use crate::message::{self, Header, MEASURED, WARMUP};
+use crate::report::{ProducerSums, RoleReport};
+
+/// A one-way sender reads the clock once per this many messages (a power of two).
+const CLOCK_EVERY: u64 = 32;
+
+/// What the driver tells a child on its command line.
+#[derive(Clone, Debug)]
+pub struct ChildArgs {
+    pub library: String,
+    pub case: String,
+    pub role: Role,
+    pub index: usize,
+    pub mode: RecvMode,
+    pub name: String,
+    pub dir: PathBuf,
+    pub warmup: Duration,
+    pub duration: Duration,
+    pub setup_timeout: Duration,
+}
+
+impl ChildArgs {
+    /// The child's command line (after the binary's own `child`).
+    pub fn to_args(&self) -> Vec<String> {
+        vec![
+            "--lib".into(),
+            self.library.clone(),
+            "--case".into(),
+            self.case.clone(),
+            "--role".into(),
+            self.role.as_str().into(),
+            "--index".into(),
+            self.index.to_string(),
+            "--mode".into(),
+            self.mode.as_str().into(),
+            "--name".into(),
+            self.name.clone(),
+            "--dir".into(),
+            self.dir.display().to_string(),
+            "--warmup-ns".into(),
+            self.warmup.as_nanos().to_string(),
+            "--duration-ns".into(),
+            self.duration.as_nanos().to_string(),
+            "--setup-timeout-ns".into(),
+            self.setup_timeout.as_nanos().to_string(),
+        ]
+    }
+}
+
+/// The measured window, on the machine-wide monotonic clock.
+#[derive(Clone, Copy)]
+struct Window {
+    start: u64,
+    measure_from: u64,
+    end: u64,
+}
+
+/// Runs one role of library `L`.
+pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
+    let case = cases::find(&args.case)?;
+    let setup = Setup {
+        name: &args.name,
+        dir: &args.dir,
+        size: case.size,
+        shape: case.shape,
+        index: args.index,
+        mode: args.mode,
+        timeout: args.setup_timeout,
+    };
+    let size = case.size;
+    let me = args.index as u32;
+    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
+    let report = match args.role {
+        Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| send_loop(tx, size, me, w)),
+        Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _| receive_loop(rx, size, Ordered::default())),
+        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w| call_loop(ep, size, me, w)),
+        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _| echo_loop(ep, size)),
+        Role::Publisher => lead(L::publisher(&setup), args, |tx, w| send_loop(tx, size, me, w)),
+        Role::Subscriber => match case.shape {
+            ipcbench_api::Shape::Broadcast { lossy: true, .. } => {
+                lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Lossy::default()))
+            }
+            _ => lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Ordered::default())),
+        },
+        Role::Producer => lead(L::producer(&setup), args, |tx, w| send_loop(tx, size, me, w)),
+        Role::Consumer => {
+            let producers = match case.shape {
+                ipcbench_api::Shape::Queue { producers, .. } => producers,
+                _ => bail!("a consumer in {}", case.name),
+            };
+            lead(L::consumer(&setup), args, |rx, _| receive_loop(rx, size, Tally(vec![ProducerSums::default(); producers])))
+        }
+        Role::Client => lead(L::client(&setup), args, |ep, w| call_loop(ep, size, me, w)),
+        Role::Server => lead(L::server(&setup), args, |ep, _| echo_loop(ep, size)),
+    };
+    report.with_context(context)
+}
+
+/// The protocol around every loop: ready, go, the loop, the report, and the drain.
+fn lead<E>(
+    opened: Result<Opened<E>>,
+    args: &ChildArgs,
+    body: impl FnOnce(&mut E, Window) -> Result<RoleReport>,
+) -> Result<()> {
+    let Opened { mut endpoint, owner } = opened.context("set-up")?;
+    let stdout = std::io::stdout();
+    writeln!(stdout.lock(), "ready")?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let start: u64 = line
+        .trim()
+        .strip_prefix("go ")
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| anyhow!("expected `go <instant>` from the driver, got {line:?}"))?;
+    // The owner's handle ends the channel for everybody when dropped: keep it until every
+    // driving role is done ("drain"), or the driver is gone (end of input).
+    let control = std::thread::spawn(move || {
+        let mut line = String::new();
+        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
+            line.clear();
+        }
+        drop(owner);
+    });
+    let window = Window {
+        start,
+        measure_from: start + args.warmup.as_nanos() as u64,
+        end: start + (args.warmup + args.duration).as_nanos() as u64,
+    };
+    let mut report = body(&mut endpoint, window)?;
+    // A sender's end is how its receivers learn it is done.
+    drop(endpoint);
+    report.role = args.role.as_str().into();
+    report.index = args.index;
+    writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
+    control.join().map_err(|_| anyhow!("the control thread panicked"))?;
+    Ok(())
+}
+
+fn wait_until(instant: u64) {
+    let now = message::now_ns();
+    if instant > now {
+        std::thread::sleep(Duration::from_nanos(instant - now));
+    }
+}
+
+/// Stream sender, publisher, producer: sends until the window ends, reading the clock once per
+/// `CLOCK_EVERY` messages; the window is the span between the two clock reads that switched
+/// phases, so its length is exact whatever the rate.
+fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleReport> {
+    let mut buf = vec![0u8; size];
+    message::init(&mut buf, me);
+    let mut report = RoleReport::default();
+    let mut phase = WARMUP;
+    let mut seq: u64 = 0;
+    let mut measured_from = 0;
+    wait_until(w.start);
+    loop {
+        if seq & (CLOCK_EVERY - 1) == 0 {
+            let now = message::now_ns();
+            if phase == WARMUP && now >= w.measure_from {
+                phase = MEASURED;
+                measured_from = seq;
+                report.window_start_ns = now;
+            }
+            if phase == MEASURED && now >= w.end {
+                report.window_end_ns = now;
+                break;
+            }
+        }
+        message::stamp(&mut buf, seq, phase);
+        tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
+        seq += 1;
+    }
+    report.sent = seq;
+    report.measured = seq - measured_from;
+    Ok(report)
+}
+
+/// What a receiver proves of the sequence numbers it sees.
+trait Check {
+    fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()>;
+}
+
+/// Lossless and ordered, from one sender: every number once, in order.
+#[derive(Default)]
+struct Ordered {
+    next: u64,
+}
+
+impl Check for Ordered {
+    #[inline(always)]
+    fn see(&mut self, h: Header, _: &mut RoleReport) -> Result<()> {
+        if h.seq != self.next || h.sender != 0 {
+            bail!(
+                "{} (sender {}): message {} was expected",
+                if h.seq < self.next {
+                    format!("message {} arrived again or out of order", h.seq)
+                } else {
+                    format!("message {} arrived next, so {} were lost", h.seq, h.seq - self.next)
+                },
+                h.sender,
+                self.next
+            );
+        }
+        self.next += 1;
+        Ok(())
+    }
+}
+
+/// Lossy, from one sender: in order and never twice; the gaps are counted as lost.
+#[derive(Default)]
+struct Lossy {
+    next: u64,
+}
+
+impl Check for Lossy {
+    #[inline(always)]
+    fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()> {
+        if h.seq < self.next || h.sender != 0 {
+            bail!("message {} (sender {}) arrived after message {}: duplicated or reordered", h.seq, h.sender, self.next - 1);
+        }
+        let gap = h.seq - self.next;
+        report.lost += gap;
+        if h.phase == MEASURED {
+            report.lost_measured += gap;
+        }
+        self.next = h.seq + 1;
+        Ok(())
+    }
+}
+
+/// A work queue's consumer: tallies each producer's messages (the driver proves exactly once).
+struct Tally(Vec<ProducerSums>);
+
+impl Check for Tally {
+    #[inline(always)]
+    fn see(&mut self, h: Header, _: &mut RoleReport) -> Result<()> {
+        let producers = self.0.len();
+        self.0
+            .get_mut(h.sender as usize)
+            .ok_or_else(|| anyhow!("message {} names producer {} of {producers}", h.seq, h.sender))?
+            .add(h.seq);
+        Ok(())
+    }
+}
+
+/// Stream receiver, subscriber, consumer: receives into its own buffer until the channel ends.
+fn receive_loop<R: Rx, C: Check + TakeTally>(rx: &mut R, size: usize, mut check: C) -> Result<RoleReport> {
+    let mut buf = vec![0u8; size];
+    let mut report = RoleReport::default();
+    loop {
+        match rx.recv(&mut buf)? {
+            Received::Message(n) => {
+                let msg = buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+                let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
+                check.see(h, &mut report)?;
+                report.received += 1;
+                report.received_measured += (h.phase == MEASURED) as u64;
+            }
+            Received::Empty => {}
+            Received::Lost(n) => report.library_lost += n,
+            Received::Closed => break,
+        }
+    }
+    report.per_producer = check.take();
+    Ok(report)
+}
+
+/// The consumer's tally goes into its report; the other checks have none.
+trait TakeTally {
+    fn take(self) -> Vec<ProducerSums>;
+}
+impl TakeTally for Ordered {
+    fn take(self) -> Vec<ProducerSums> {
+        Vec::new()
+    }
+}
+impl TakeTally for Lossy {
+    fn take(self) -> Vec<ProducerSums> {
+        Vec::new()
+    }
+}
+impl TakeTally for Tally {
+    fn take(self) -> Vec<ProducerSums> {
+        self.0
+    }
+}
+
+/// Pinger and service client: sends a request, waits for its reply, checks it answers that
+/// request, and times the round trip (one clock read per call: the end of one is the start of
+/// the next).
+fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<RoleReport> {
+    let mut request = vec![0u8; size];
+    let mut reply = vec![0u8; size];
+    message::init(&mut request, me);
+    // Up to a minute, 3 significant figures, allocated now: recording never allocates.
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let mut report = RoleReport::default();
+    let mut phase = WARMUP;
+    let mut seq: u64 = 0;
+    wait_until(w.start);
+    let mut last = message::now_ns();
+    loop {
+        message::stamp(&mut request, seq, phase);
+        ep.send(&request).with_context(|| format!("sending request {seq}"))?;
+        let n = loop {
+            match ep.recv(&mut reply).with_context(|| format!("receiving the reply to request {seq}"))? {
+                Received::Message(n) => break n,
+                Received::Empty => {}
+                Received::Lost(_) | Received::Closed => bail!("no reply to request {seq}: the channel ended"),
+            }
+        };
+        let now = message::now_ns();
+        seq += 1;
+        let msg = reply.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+        let h = message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
+        if h.seq != seq - 1 || h.sender != me {
+            bail!("request {} of client {me} got the reply to request {} of client {}", seq - 1, h.seq, h.sender);
+        }
+        if phase == MEASURED {
+            hist.saturating_record(now - last);
+            report.measured += 1;
+            if now >= w.end {
+                report.window_end_ns = now;
+                break;
+            }
+        } else if now >= w.measure_from {
+            phase = MEASURED;
+            report.window_start_ns = now;
+        }
+        last = now;
+    }
+    report.sent = seq;
+    report.latency = hist.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+    report.p50_ns = Some(hist.value_at_quantile(0.5));
+    Ok(report)
+}
+
+/// Echo and service server: sends back each request, from its own buffer, until the channel
+/// ends. The client checks every reply.
+fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
+    let mut buf = vec![0u8; size];
+    let mut report = RoleReport::default();
+    loop {
+        match ep.recv(&mut buf)? {
+            Received::Message(n) => {
+                let msg = buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+                ep.send(msg).with_context(|| format!("replying to request {}", report.received))?;
+                report.received += 1;
+            }
+            Received::Empty => {}
+            Received::Lost(n) => bail!("a request channel lost {n} messages"),
+            Received::Closed => break,
+        }
+    }
+    Ok(report)
+}

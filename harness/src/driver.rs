@@ -1,0 +1,510 @@
+//! The driver: runs each (case, library, receive mode, run) as a trial of fresh processes, one
+//! per role, from this same binary; enforces deadlines; turns the children's reports into
+//! figures; and writes the results file as each case finishes. It never touches a library.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use ipcbench_api::{LibraryInfo, RecvMode};
+
+use crate::cases::{Case, Role};
+use crate::child::ChildArgs;
+use crate::report::{self, Figures, RoleReport};
+use crate::results::{self, CaseResult, Document, LibraryRecord, ModeResult, RunRecord, Settings};
+use crate::{message, registry, table};
+
+/// Set by Ctrl-C (SIGINT) or SIGTERM: the driver stops the trial, keeps what is done, and exits.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The exit code of a run that was interrupted (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// How long after the measured window a trial may take to drain and report.
+const GRACE: Duration = Duration::from_secs(10);
+/// How much of a failed child's standard error goes into the reason.
+const STDERR_TAIL: usize = 1500;
+
+pub struct Options {
+    pub cases: Vec<Case>,
+    pub libraries: Vec<LibraryInfo>,
+    pub runs: u32,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub setup_timeout: Duration,
+    pub out: PathBuf,
+    pub skip_oversubscribed: bool,
+    pub verbose: bool,
+}
+
+/// What a run ended as.
+pub enum Outcome {
+    Complete { failed: usize },
+    Interrupted,
+}
+
+/// This run's directory of sockets and files; removed when the run ends, however it ends.
+struct RunDir(PathBuf);
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
+    std::fs::create_dir_all(&opts.out).with_context(|| format!("creating the results folder {}", opts.out.display()))?;
+    let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let path = opts.out.join(format!("run-{}.json", started.replace(':', "-")));
+    // Short: a Unix socket's path must fit in 108 bytes.
+    let tag = format!("ipcb{}", std::process::id());
+    let dir = RunDir(std::env::temp_dir().join(&tag));
+    std::fs::create_dir_all(&dir.0).with_context(|| format!("creating {}", dir.0.display()))?;
+
+    let machine = results::Machine::this();
+    let cores = machine.cores;
+    let mut doc = Document {
+        schema_version: results::SCHEMA_VERSION,
+        tool: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
+        started,
+        finished: None,
+        status: "running".into(),
+        settings: Settings {
+            runs: opts.runs,
+            duration_s: opts.duration.as_secs_f64(),
+            warmup_s: opts.warmup.as_secs_f64(),
+            setup_timeout_s: opts.setup_timeout.as_secs_f64(),
+            skip_oversubscribed: opts.skip_oversubscribed,
+            cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
+            libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
+        },
+        machine,
+        toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
+        libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
+        results: Vec::new(),
+    };
+    results::write_atomically(&doc, &path)?;
+    eprintln!(
+        "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up, on {} cores; results in {}",
+        opts.cases.len(),
+        opts.libraries.len(),
+        opts.runs,
+        opts.duration,
+        opts.warmup,
+        cores,
+        path.display()
+    );
+
+    let mut trial_no = 0usize;
+    let mut failed = 0;
+    let total = opts.cases.len() * opts.libraries.len();
+    let mut done = 0;
+    'cases: for case in &opts.cases {
+        for lib in &opts.libraries {
+            done += 1;
+            let processes = case.roles().len();
+            let mut result = CaseResult {
+                case: case.name.clone(),
+                pattern: case.pattern().into(),
+                size: case.size,
+                library: lib.id.into(),
+                processes,
+                oversubscribed: processes > cores,
+                status: "ok".into(),
+                reason: None,
+                best_mode: None,
+                median: None,
+                modes: Vec::new(),
+            };
+            let support = case.support(&lib.capabilities);
+            if !support.is_yes() {
+                result.status = "unsupported".into();
+                result.reason = Some(support.text().into());
+            } else if result.oversubscribed && opts.skip_oversubscribed {
+                result.status = "skipped".into();
+                result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
+            } else {
+                for &mode in lib.modes {
+                    let mut mode_result = ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
+                    for run_no in 1..=opts.runs {
+                        trial_no += 1;
+                        if opts.verbose {
+                            eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
+                        }
+                        let trial = Trial { case, library: lib.id, mode, opts, dir: &dir.0, tag: &tag, number: trial_no };
+                        match trial.run() {
+                            Ok(record) => mode_result.runs.push(record),
+                            Err(TrialError::Interrupted) => {
+                                result.status = "interrupted".into();
+                                result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                                result.modes.push(mode_result);
+                                doc.results.push(result);
+                                break 'cases;
+                            }
+                            Err(TrialError::Failed(reason)) => {
+                                result.status = "failed".into();
+                                result.reason =
+                                    Some(format!("{mode} receive, run {run_no}: {reason}"));
+                                break;
+                            }
+                        }
+                    }
+                    let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
+                    mode_result.median = report::median(&figures);
+                    result.modes.push(mode_result);
+                    if result.status != "ok" {
+                        break;
+                    }
+                }
+                if result.status == "ok" {
+                    let best = result
+                        .modes
+                        .iter()
+                        .filter_map(|m| m.median.map(|f| (m.mode.clone(), f)))
+                        .max_by(|a, b| a.1.msgs_per_s.total_cmp(&b.1.msgs_per_s));
+                    if let Some((mode, f)) = best {
+                        result.best_mode = Some(mode);
+                        result.median = Some(f);
+                    }
+                } else {
+                    failed += 1;
+                }
+            }
+            eprintln!("[{done}/{total}] {}", table::progress_line(&result));
+            doc.results.push(result);
+            results::write_atomically(&doc, &path)?;
+        }
+    }
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    doc.status = if interrupted { "interrupted" } else { "complete" }.into();
+    doc.finished = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    results::write_atomically(&doc, &path)?;
+    println!("{}", table::medians(&doc));
+    Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+}
+
+enum TrialError {
+    Interrupted,
+    Failed(String),
+}
+
+struct Trial<'a> {
+    case: &'a Case,
+    library: &'static str,
+    mode: RecvMode,
+    opts: &'a Options,
+    dir: &'a Path,
+    tag: &'a str,
+    number: usize,
+}
+
+/// The children of one trial; whatever happens, none outlives it.
+struct Children {
+    procs: Vec<Proc>,
+}
+
+struct Proc {
+    role: Role,
+    index: usize,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    report: Option<RoleReport>,
+    ended: bool,
+}
+
+impl Proc {
+    fn label(&self) -> String {
+        format!("{} {}", self.role.as_str(), self.index)
+    }
+
+    fn stderr_tail(&self) -> String {
+        let err = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        let text = String::from_utf8_lossy(&err);
+        let text = text.trim();
+        if text.is_empty() {
+            return String::new();
+        }
+        let start = text.len().saturating_sub(STDERR_TAIL);
+        let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        format!(": {}", text[start..].replace('\n', " | "))
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for p in &mut self.procs {
+            let _ = p.child.kill();
+        }
+        for p in &mut self.procs {
+            let _ = p.child.wait();
+        }
+    }
+}
+
+enum Event {
+    Line(usize, String),
+    End(usize),
+}
+
+impl Trial<'_> {
+    fn run(&self) -> Result<RunRecord, TrialError> {
+        let trial_dir = self.dir.join(format!("t{}", self.number));
+        std::fs::create_dir_all(&trial_dir).map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
+        let outcome = self.run_in(&trial_dir);
+        let _ = std::fs::remove_dir_all(&trial_dir);
+        outcome
+    }
+
+    fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
+        let exe = std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
+        let (tx, events) = mpsc::channel();
+        let mut children = Children { procs: Vec::new() };
+        let name = format!("{}t{}", self.tag, self.number);
+        for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
+            let args = ChildArgs {
+                library: self.library.into(),
+                case: self.case.name.clone(),
+                role,
+                index,
+                mode: self.mode,
+                name: name.clone(),
+                dir: trial_dir.to_path_buf(),
+                warmup: self.opts.warmup,
+                duration: self.opts.duration,
+                setup_timeout: self.opts.setup_timeout,
+            };
+            let mut cmd = Command::new(&exe);
+            cmd.arg("child").args(args.to_args()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            // SAFETY: prctl is async-signal-safe; a child dies with the driver, even a killed one.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let mut child = cmd.spawn().map_err(|e| TrialError::Failed(format!("starting {} {index}: {e}", role.as_str())))?;
+            if self.opts.verbose {
+                eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
+            }
+            let stdout = child.stdout.take().expect("piped");
+            let mut stderr_pipe = child.stderr.take().expect("piped");
+            let stderr = Arc::new(Mutex::new(Vec::new()));
+            let sink = Arc::clone(&stderr);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr_pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut s) = sink.lock() {
+                        s.extend_from_slice(&buf[..n]);
+                    }
+                }
+            });
+            let lines = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    match line {
+                        Ok(l) => {
+                            if lines.send(Event::Line(i, l)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let _ = lines.send(Event::End(i));
+            });
+            let stdin = child.stdin.take();
+            children.procs.push(Proc { role, index, child, stdin, stderr, report: None, ended: false });
+        }
+        drop(tx);
+
+        // Set-up: every role ready.
+        let setup_deadline = Instant::now() + self.opts.setup_timeout + Duration::from_secs(5);
+        let mut ready = 0;
+        while ready < children.procs.len() {
+            match self.next(&events, setup_deadline, &children, "setting up")? {
+                Event::Line(_, l) if l == "ready" => ready += 1,
+                Event::Line(i, l) => return Err(self.protocol(&children, i, &l)),
+                Event::End(i) => return Err(self.died(&mut children, i, "during set-up")),
+            }
+        }
+
+        // Go: one start instant for all, a little ahead so every child is waiting for it.
+        let start = message::now_ns() + 20_000_000;
+        for p in &mut children.procs {
+            let ok = p.stdin.as_mut().is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
+            if !ok {
+                return Err(TrialError::Failed(format!("{} closed its input before the start{}", p.label(), p.stderr_tail())));
+            }
+        }
+        let run_deadline = Instant::now() + self.opts.warmup + self.opts.duration + GRACE;
+        let driving = children.procs.iter().filter(|p| p.role.is_driving()).count();
+        let mut reported_driving = 0;
+        let mut reported = 0;
+        while reported < children.procs.len() {
+            match self.next(&events, run_deadline, &children, "running")? {
+                Event::Line(i, l) => {
+                    let Some(json) = l.strip_prefix("result ") else {
+                        return Err(self.protocol(&children, i, &l));
+                    };
+                    let report: RoleReport = serde_json::from_str(json).map_err(|e| {
+                        TrialError::Failed(format!("{} reported unreadable figures ({e}): {json}", children.procs[i].label()))
+                    })?;
+                    children.procs[i].report = Some(report);
+                    reported += 1;
+                    if children.procs[i].role.is_driving() {
+                        reported_driving += 1;
+                        if reported_driving == driving {
+                            // Every sender is done: owners may now end their channels.
+                            for p in &mut children.procs {
+                                if let Some(mut s) = p.stdin.take() {
+                                    let _ = writeln!(s, "drain");
+                                }
+                            }
+                        }
+                    }
+                }
+                Event::End(i) => {
+                    if children.procs[i].report.is_none() {
+                        return Err(self.died(&mut children, i, "before reporting"));
+                    }
+                    children.procs[i].ended = true;
+                }
+            }
+        }
+        for p in &mut children.procs {
+            p.stdin.take();
+        }
+        // Every child reported: each should now exit cleanly.
+        let exit_deadline = Instant::now() + Duration::from_secs(5);
+        for p in &mut children.procs {
+            loop {
+                match p.child.try_wait() {
+                    Ok(Some(status)) if status.success() => break,
+                    Ok(Some(status)) => {
+                        return Err(TrialError::Failed(format!(
+                            "{} reported, then {}{}",
+                            p.label(),
+                            describe(status),
+                            p.stderr_tail()
+                        )));
+                    }
+                    Ok(None) if Instant::now() < exit_deadline && !INTERRUPTED.load(Ordering::SeqCst) => {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    Ok(None) if INTERRUPTED.load(Ordering::SeqCst) => return Err(TrialError::Interrupted),
+                    Ok(None) => return Err(TrialError::Failed(format!("{} reported but did not exit", p.label()))),
+                    Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
+                }
+            }
+        }
+        let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
+        let figures = report::figures(self.case, &roles)
+            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
+        let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
+        Ok(RunRecord { figures, roles })
+    }
+
+    /// The next line or end from any child, before the deadline, unless interrupted.
+    fn next(&self, events: &Receiver<Event>, deadline: Instant, children: &Children, stage: &str) -> Result<Event, TrialError> {
+        loop {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                return Err(TrialError::Interrupted);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let waiting: Vec<String> = children
+                    .procs
+                    .iter()
+                    .filter(|p| if stage == "running" { p.report.is_none() } else { true })
+                    .map(|p| format!("{}{}", p.label(), p.stderr_tail()))
+                    .collect();
+                return Err(TrialError::Failed(format!(
+                    "deadline passed while {stage} ({}): still waiting for {}",
+                    if stage == "running" { "the window, a drain and a grace of 10 s" } else { "the set-up timeout and 5 s" },
+                    waiting.join("; ")
+                )));
+            }
+            match events.recv_timeout(left.min(Duration::from_millis(50))) {
+                Ok(ev) => return Ok(ev),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(TrialError::Failed(format!("every child's output closed while {stage}")));
+                }
+            }
+        }
+    }
+
+    fn died(&self, children: &mut Children, i: usize, when: &str) -> TrialError {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return TrialError::Interrupted;
+        }
+        let p = &mut children.procs[i];
+        // Its output closed: it is ending; wait a moment for its status and its last words.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let status = loop {
+            match p.child.try_wait() {
+                Ok(Some(s)) => break describe(s),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                _ => break "closed its output".to_string(),
+            }
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        TrialError::Failed(format!("{} {status} {when}{}", p.label(), p.stderr_tail()))
+    }
+
+    fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
+        TrialError::Failed(format!("{} said {line:?}, which the driver did not expect", children.procs[i].label()))
+    }
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+        _ => "ended".into(),
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGPIPE => "SIGPIPE",
+        _ => "a signal",
+    }
+}
+
+/// The libraries by id, in the registry's order; an unknown one is an error naming the nearest.
+pub fn libraries(wanted: Option<&str>) -> Result<Vec<LibraryInfo>> {
+    let ids: Vec<&str> = match wanted {
+        None => registry::IDS.to_vec(),
+        Some(list) => list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect(),
+    };
+    if ids.is_empty() {
+        anyhow::bail!("--lib names no library: the libraries built in are {}", registry::IDS.join(", "));
+    }
+    let mut out: Vec<LibraryInfo> = Vec::new();
+    for id in ids {
+        let info = registry::info(id)?;
+        if !out.iter().any(|l| l.id == info.id) {
+            out.push(info);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,175 @@
+//! ipcbench: measures inter-process communication libraries side by side, each in processes of
+//! its own. `list` shows the matrix, `run` measures it, `child` is one role process (started by
+//! the driver, never by hand).
+
+mod cases;
+mod child;
+mod driver;
+mod message;
+mod registry;
+mod report;
+mod results;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+use ipcbench_api::RecvMode;
+
+#[derive(Parser)]
+#[command(name = "ipcbench", version, about = "Measures inter-process communication libraries side by side")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every case by name, the libraries built in, and which patterns each has.
+    List,
+    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix).
+    Run {
+        cases: Vec<String>,
+        /// Libraries by id, comma-separated (default: every one built in).
+        #[arg(long)]
+        lib: Option<String>,
+        /// Runs per case and receive mode; the median is the figure.
+        #[arg(long, default_value = "3")]
+        runs: String,
+        /// The measured window of each run (1s, 250ms, ...).
+        #[arg(long, default_value = "1s")]
+        duration: String,
+        /// The warm-up before each measured window.
+        #[arg(long, default_value = "300ms")]
+        warmup: String,
+        /// How long set-up may wait for every role to connect.
+        #[arg(long, default_value = "10s")]
+        setup_timeout: String,
+        /// Folder for the results file.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Leave out the cases that need more processes than this machine has cores.
+        #[arg(long)]
+        skip_oversubscribed: bool,
+        /// Show each trial and each child's pid.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// One role process of a trial (the driver starts these).
+    #[command(hide = true)]
+    Child {
+        #[arg(long)]
+        lib: String,
+        #[arg(long)]
+        case: String,
+        #[arg(long)]
+        role: String,
+        #[arg(long)]
+        index: usize,
+        #[arg(long)]
+        mode: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        warmup_ns: u64,
+        #[arg(long)]
+        duration_ns: u64,
+        #[arg(long)]
+        setup_timeout_ns: u64,
+    },
+}
+
+fn duration(flag: &str, text: &str) -> Result<Duration> {
+    let d = humantime::parse_duration(text)
+        .map_err(|e| anyhow!("--{flag} {text:?} is not a duration ({e}); write it as 1s, 300ms or 2m"))?;
+    Ok(d)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => {
+            let libs = match driver::libraries(None) {
+                Ok(l) => l,
+                Err(e) => return fail(e),
+            };
+            println!("{}", table::list(&cases::matrix(), &libs, results::cores()));
+            ExitCode::SUCCESS
+        }
+        Command::Run { cases, lib, runs, duration: d, warmup, setup_timeout, out, skip_oversubscribed, verbose } => {
+            let options = (|| -> Result<driver::Options> {
+                let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
+                if runs == 0 {
+                    bail!("--runs 0: at least one run is needed for a figure");
+                }
+                let dur = duration("duration", &d)?;
+                if dur.is_zero() {
+                    bail!("--duration {d:?}: the measured window must be longer than zero");
+                }
+                let selected = cases::select(&cases::matrix(), &cases)?;
+                Ok(driver::Options {
+                    cases: selected,
+                    libraries: driver::libraries(lib.as_deref())?,
+                    runs,
+                    duration: dur,
+                    warmup: duration("warmup", &warmup)?,
+                    setup_timeout: duration("setup-timeout", &setup_timeout)?,
+                    out,
+                    skip_oversubscribed,
+                    verbose,
+                })
+            })();
+            let options = match options {
+                Ok(o) => o,
+                Err(e) => return fail(e),
+            };
+            let stop = || driver::INTERRUPTED.store(true, Ordering::SeqCst);
+            if let Err(e) = ctrlc::set_handler(stop) {
+                return fail(anyhow!("installing the Ctrl-C handler: {e}"));
+            }
+            match driver::run(&options) {
+                Ok((driver::Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
+                Ok((driver::Outcome::Complete { failed }, path)) => {
+                    eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
+                    ExitCode::from(1)
+                }
+                Ok((driver::Outcome::Interrupted, path)) => {
+                    eprintln!("ipcbench: interrupted; the cases done are in {}", path.display());
+                    ExitCode::from(driver::EXIT_INTERRUPTED as u8)
+                }
+                Err(e) => fail(e),
+            }
+        }
+        Command::Child { lib, case, role, index, mode, name, dir, warmup_ns, duration_ns, setup_timeout_ns } => {
+            let args = (|| -> Result<child::ChildArgs> {
+                Ok(child::ChildArgs {
+                    library: lib,
+                    case,
+                    role: cases::Role::parse(&role).ok_or_else(|| anyhow!("unknown role {role:?}"))?,
+                    index,
+                    mode: RecvMode::parse(&mode).ok_or_else(|| anyhow!("unknown receive mode {mode:?}"))?,
+                    name,
+                    dir,
+                    warmup: Duration::from_nanos(warmup_ns),
+                    duration: Duration::from_nanos(duration_ns),
+                    setup_timeout: Duration::from_nanos(setup_timeout_ns),
+                })
+            })();
+            match args.and_then(|a| registry::run_child(&a)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
+    }
+}
+
+fn fail(e: anyhow::Error) -> ExitCode {
+    eprintln!("ipcbench: error: {e:#}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,47 @@
+//! The libraries built in: the one place that names each adapter. Adding a library is a crate
+//! under adapters/ and one line in each of the two lists below.
+
+use anyhow::{Result, bail};
+use ipcbench_api::LibraryInfo;
+
+use crate::cases;
+use crate::child::{self, ChildArgs};
+
+/// Every library's id, in the order of the tables.
+pub const IDS: &[&str] = &["fastipc", "uds"];
+
+pub fn info(id: &str) -> Result<LibraryInfo> {
+    use ipcbench_api::Library;
+    Ok(match id {
+        "fastipc" => ipcbench_fastipc::FastIpc::info(),
+        "uds" => ipcbench_uds::Uds::info(),
+        other => bail!("{}", unknown(other)),
+    })
+}
+
+/// Runs one role process: the one dispatch on the library's name; everything below it is
+/// compiled for that library alone.
+pub fn run_child(args: &ChildArgs) -> Result<()> {
+    match args.library.as_str() {
+        "fastipc" => child::run::<ipcbench_fastipc::FastIpc>(args),
+        "uds" => child::run::<ipcbench_uds::Uds>(args),
+        other => bail!("{}", unknown(other)),
+    }
+}
+
+pub fn unknown(id: &str) -> String {
+    let near = cases::near_matches(id, IDS.iter().copied());
+    let hint = if near.is_empty() { String::new() } else { format!("did you mean {}? ", near.join(", ")) };
+    format!("unknown library {id:?}: {hint}the libraries built in are {}", IDS.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_id_has_its_adapter() {
+        for id in super::IDS {
+            assert_eq!(super::info(id).unwrap().id, *id);
+        }
+        assert!(super::unknown("fastpic").contains("did you mean fastipc"));
+    }
+}

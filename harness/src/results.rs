@@ -1,0 +1,197 @@
+//! The results file: self-describing JSON, rewritten (atomically) as each case finishes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use ipcbench_api::{LibraryInfo, Support};
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Figures, RoleReport};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Document {
+    pub schema_version: u32,
+    pub tool: String,
+    pub started: String,
+    #[serde(default)]
+    pub finished: Option<String>,
+    /// running, complete or interrupted.
+    pub status: String,
+    pub settings: Settings,
+    pub machine: Machine,
+    pub toolchain: BTreeMap<String, String>,
+    pub libraries: Vec<LibraryRecord>,
+    pub results: Vec<CaseResult>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Settings {
+    pub runs: u32,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub setup_timeout_s: f64,
+    pub skip_oversubscribed: bool,
+    pub cases: Vec<String>,
+    pub libraries: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Machine {
+    pub cpu_model: String,
+    pub cores: usize,
+    pub kernel: String,
+    pub os: String,
+    pub hypervisor: Option<String>,
+    pub memory_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Capability {
+    pub supported: bool,
+    /// How the library carries the pattern, or why it has none.
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LibraryRecord {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub receive_modes: Vec<String>,
+    pub capabilities: BTreeMap<String, Capability>,
+    pub configuration: BTreeMap<String, String>,
+}
+
+impl LibraryRecord {
+    pub fn new(info: &LibraryInfo) -> Self {
+        let c = &info.capabilities;
+        let cap = |s: Support| Capability { supported: s.is_yes(), text: s.text().into() };
+        LibraryRecord {
+            id: info.id.into(),
+            name: info.name.into(),
+            version: info.version.clone(),
+            receive_modes: info.modes.iter().map(|m| m.as_str().into()).collect(),
+            capabilities: [
+                ("stream", c.stream),
+                ("stream-rtt", c.round_trip),
+                ("broadcast/lossless", c.broadcast_lossless),
+                ("broadcast/lossy", c.broadcast_lossy),
+                ("queue", c.queue),
+                ("service", c.service),
+                ("batch", c.batch),
+            ]
+            .into_iter()
+            .map(|(k, s)| (k.to_string(), cap(s)))
+            .collect(),
+            configuration: info.configuration.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        }
+    }
+}
+
+/// One case for one library.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseResult {
+    pub case: String,
+    pub pattern: String,
+    pub size: usize,
+    pub library: String,
+    pub processes: usize,
+    /// More role processes than cores: they time-share, which changes what is measured.
+    pub oversubscribed: bool,
+    /// ok, failed, unsupported (a dash), skipped or interrupted.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The receive mode whose median is the library's figure (the faster).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<Figures>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<ModeResult>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModeResult {
+    pub mode: String,
+    pub runs: Vec<RunRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<Figures>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub figures: Figures,
+    /// Each process's own figures, as it reported them (latency buckets left out).
+    pub roles: Vec<RoleReport>,
+}
+
+/// Writes the document to `path` so that a reader (or a crash) only ever sees a whole file:
+/// write a sibling, flush it to disk, rename it over.
+pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(doc)?;
+    let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()?;
+    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
+fn read(path: &str) -> Option<String> {
+    fs::read_to_string(path).ok()
+}
+
+impl Machine {
+    pub fn this() -> Machine {
+        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
+        let field = |name: &str| {
+            cpuinfo
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let hypervisor = field("flags").filter(|f| f.split_whitespace().any(|x| x == "hypervisor")).map(|_| {
+            std::process::Command::new("systemd-detect-virt")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty() && s != "none")
+                .or_else(|| read("/sys/hypervisor/type").map(|s| s.trim().to_string()))
+                .unwrap_or_else(|| "a hypervisor (the CPU says so; which one is unknown)".into())
+        });
+        let os = read("/etc/os-release")
+            .and_then(|t| {
+                t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let memory_bytes = read("/proc/meminfo")
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("MemTotal:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            })
+            .map_or(0, |kb| kb * 1024);
+        Machine {
+            cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
+            cores: cores(),
+            kernel: read("/proc/sys/kernel/osrelease").map_or_else(|| "unknown".into(), |s| s.trim().to_string()),
+            os,
+            hypervisor,
+            memory_bytes,
+        }
+    }
+}
+
+/// The cores this process may run on.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
