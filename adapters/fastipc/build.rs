@@ -4,4 +4,6 @@ fn main() {
     println!("cargo::rerun-if-env-changed=DEP_FASTIPC_LIB_DIR");
     let dir = std::env::var("DEP_FASTIPC_LIB_DIR").expect("fipc-sys sets DEP_FASTIPC_LIB_DIR");
     println!("cargo::metadata=rpath={dir}");
+    // The baseline example runs outside cargo too.
+    println!("cargo::rustc-link-arg-examples=-Wl,-rpath,{dir}");
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
-use ipcbench_api::{Library, Opened, RecvMode, Received, Rx, Setup, Side, Tx};
+use ipcbench_api::{Library, Opened, Received, RecvMode, Rx, Setup, Side, Tx};
 
 use crate::cases::{self, Role};
 use crate::message::{self, Header, MEASURED, WARMUP};
@@ -85,26 +85,52 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     };
     let size = case.size;
     let me = args.index as u32;
-    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
+    let context = || {
+        format!(
+            "{} {} {} of {}",
+            L::info().id,
+            args.role.as_str(),
+            args.index,
+            case.name
+        )
+    };
     let report = match args.role {
-        Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| send_loop(tx, size, me, w)),
-        Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _| receive_loop(rx, size, Ordered::default())),
-        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w| call_loop(ep, size, me, w)),
-        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _| echo_loop(ep, size)),
-        Role::Publisher => lead(L::publisher(&setup), args, |tx, w| send_loop(tx, size, me, w)),
+        Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| {
+            send_loop(tx, size, me, w)
+        }),
+        Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _| {
+            receive_loop(rx, size, Ordered::default())
+        }),
+        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w| {
+            call_loop(ep, size, me, w)
+        }),
+        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _| {
+            echo_loop(ep, size)
+        }),
+        Role::Publisher => lead(L::publisher(&setup), args, |tx, w| {
+            send_loop(tx, size, me, w)
+        }),
         Role::Subscriber => match case.shape {
             ipcbench_api::Shape::Broadcast { lossy: true, .. } => {
-                lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Lossy::default()))
+                lead(L::subscriber(&setup), args, |rx, _| {
+                    receive_loop(rx, size, Lossy::default())
+                })
             }
-            _ => lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Ordered::default())),
+            _ => lead(L::subscriber(&setup), args, |rx, _| {
+                receive_loop(rx, size, Ordered::default())
+            }),
         },
-        Role::Producer => lead(L::producer(&setup), args, |tx, w| send_loop(tx, size, me, w)),
+        Role::Producer => lead(L::producer(&setup), args, |tx, w| {
+            send_loop(tx, size, me, w)
+        }),
         Role::Consumer => {
             let producers = match case.shape {
                 ipcbench_api::Shape::Queue { producers, .. } => producers,
                 _ => bail!("a consumer in {}", case.name),
             };
-            lead(L::consumer(&setup), args, |rx, _| receive_loop(rx, size, Tally(vec![ProducerSums::default(); producers])))
+            lead(L::consumer(&setup), args, |rx, _| {
+                receive_loop(rx, size, Tally(vec![ProducerSums::default(); producers]))
+            })
         }
         Role::Client => lead(L::client(&setup), args, |ep, w| call_loop(ep, size, me, w)),
         Role::Server => lead(L::server(&setup), args, |ep, _| echo_loop(ep, size)),
@@ -118,7 +144,10 @@ fn lead<E>(
     args: &ChildArgs,
     body: impl FnOnce(&mut E, Window) -> Result<RoleReport>,
 ) -> Result<()> {
-    let Opened { mut endpoint, owner } = opened.context("set-up")?;
+    let Opened {
+        mut endpoint,
+        owner,
+    } = opened.context("set-up")?;
     let stdout = std::io::stdout();
     writeln!(stdout.lock(), "ready")?;
     let mut line = String::new();
@@ -132,7 +161,12 @@ fn lead<E>(
     // driving role is done ("drain"), or the driver is gone (end of input).
     let control = std::thread::spawn(move || {
         let mut line = String::new();
-        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
+        while std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .is_ok_and(|n| n > 0)
+            && line.trim() != "drain"
+        {
             line.clear();
         }
         drop(owner);
@@ -148,7 +182,9 @@ fn lead<E>(
     report.role = args.role.as_str().into();
     report.index = args.index;
     writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
-    control.join().map_err(|_| anyhow!("the control thread panicked"))?;
+    control
+        .join()
+        .map_err(|_| anyhow!("the control thread panicked"))?;
     Ok(())
 }
 
@@ -184,7 +220,8 @@ fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleR
             }
         }
         message::stamp(&mut buf, seq, phase);
-        tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
+        tx.send(&buf)
+            .with_context(|| format!("sending message {seq}"))?;
         seq += 1;
     }
     report.sent = seq;
@@ -212,7 +249,11 @@ impl Check for Ordered {
                 if h.seq < self.next {
                     format!("message {} arrived again or out of order", h.seq)
                 } else {
-                    format!("message {} arrived next, so {} were lost", h.seq, h.seq - self.next)
+                    format!(
+                        "message {} arrived next, so {} were lost",
+                        h.seq,
+                        h.seq - self.next
+                    )
                 },
                 h.sender,
                 self.next
@@ -233,7 +274,12 @@ impl Check for Lossy {
     #[inline(always)]
     fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()> {
         if h.seq < self.next || h.sender != 0 {
-            bail!("message {} (sender {}) arrived after message {}: duplicated or reordered", h.seq, h.sender, self.next - 1);
+            bail!(
+                "message {} (sender {}) arrived after message {}: duplicated or reordered",
+                h.seq,
+                h.sender,
+                self.next - 1
+            );
         }
         let gap = h.seq - self.next;
         report.lost += gap;
@@ -254,20 +300,32 @@ impl Check for Tally {
         let producers = self.0.len();
         self.0
             .get_mut(h.sender as usize)
-            .ok_or_else(|| anyhow!("message {} names producer {} of {producers}", h.seq, h.sender))?
+            .ok_or_else(|| {
+                anyhow!(
+                    "message {} names producer {} of {producers}",
+                    h.seq,
+                    h.sender
+                )
+            })?
             .add(h.seq);
         Ok(())
     }
 }
 
 /// Stream receiver, subscriber, consumer: receives into its own buffer until the channel ends.
-fn receive_loop<R: Rx, C: Check + TakeTally>(rx: &mut R, size: usize, mut check: C) -> Result<RoleReport> {
+fn receive_loop<R: Rx, C: Check + TakeTally>(
+    rx: &mut R,
+    size: usize,
+    mut check: C,
+) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
     let mut report = RoleReport::default();
     loop {
         match rx.recv(&mut buf)? {
             Received::Message(n) => {
-                let msg = buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+                let msg = buf.get(..n).ok_or_else(|| {
+                    anyhow!("the adapter reported {n} bytes in a {size}-byte buffer")
+                })?;
                 let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
                 check.see(h, &mut report)?;
                 report.received += 1;
@@ -318,20 +376,34 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
     let mut last = message::now_ns();
     loop {
         message::stamp(&mut request, seq, phase);
-        ep.send(&request).with_context(|| format!("sending request {seq}"))?;
+        ep.send(&request)
+            .with_context(|| format!("sending request {seq}"))?;
         let n = loop {
-            match ep.recv(&mut reply).with_context(|| format!("receiving the reply to request {seq}"))? {
+            match ep
+                .recv(&mut reply)
+                .with_context(|| format!("receiving the reply to request {seq}"))?
+            {
                 Received::Message(n) => break n,
                 Received::Empty => {}
-                Received::Lost(_) | Received::Closed => bail!("no reply to request {seq}: the channel ended"),
+                Received::Lost(_) | Received::Closed => {
+                    bail!("no reply to request {seq}: the channel ended")
+                }
             }
         };
         let now = message::now_ns();
         seq += 1;
-        let msg = reply.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
-        let h = message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
+        let msg = reply
+            .get(..n)
+            .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+        let h =
+            message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
         if h.seq != seq - 1 || h.sender != me {
-            bail!("request {} of client {me} got the reply to request {} of client {}", seq - 1, h.seq, h.sender);
+            bail!(
+                "request {} of client {me} got the reply to request {} of client {}",
+                seq - 1,
+                h.seq,
+                h.sender
+            );
         }
         if phase == MEASURED {
             hist.saturating_record(now - last);
@@ -347,7 +419,10 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
         last = now;
     }
     report.sent = seq;
-    report.latency = hist.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+    report.latency = hist
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect();
     report.p50_ns = Some(hist.value_at_quantile(0.5));
     Ok(report)
 }
@@ -360,8 +435,11 @@ fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
     loop {
         match ep.recv(&mut buf)? {
             Received::Message(n) => {
-                let msg = buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
-                ep.send(msg).with_context(|| format!("replying to request {}", report.received))?;
+                let msg = buf.get(..n).ok_or_else(|| {
+                    anyhow!("the adapter reported {n} bytes in a {size}-byte buffer")
+                })?;
+                ep.send(msg)
+                    .with_context(|| format!("replying to request {}", report.received))?;
                 report.received += 1;
             }
             Received::Empty => {}

@@ -59,9 +59,12 @@ impl Drop for RunDir {
 }
 
 pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
-    std::fs::create_dir_all(&opts.out).with_context(|| format!("creating the results folder {}", opts.out.display()))?;
+    std::fs::create_dir_all(&opts.out)
+        .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
     let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let path = opts.out.join(format!("run-{}.json", started.replace(':', "-")));
+    let path = opts
+        .out
+        .join(format!("run-{}.json", started.replace(':', "-")));
     // Short: a Unix socket's path must fit in 108 bytes.
     let tag = format!("ipcb{}", std::process::id());
     let dir = RunDir(std::env::temp_dir().join(&tag));
@@ -128,21 +131,39 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
                 result.reason = Some(support.text().into());
             } else if result.oversubscribed && opts.skip_oversubscribed {
                 result.status = "skipped".into();
-                result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
+                result.reason = Some(format!(
+                    "oversubscribed: {processes} processes on {cores} cores"
+                ));
             } else {
                 for &mode in lib.modes {
-                    let mut mode_result = ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
+                    let mut mode_result = ModeResult {
+                        mode: mode.as_str().into(),
+                        runs: Vec::new(),
+                        median: None,
+                    };
                     for run_no in 1..=opts.runs {
                         trial_no += 1;
                         if opts.verbose {
-                            eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
+                            eprintln!(
+                                "  {} {} {mode} run {run_no}/{}",
+                                case.name, lib.id, opts.runs
+                            );
                         }
-                        let trial = Trial { case, library: lib.id, mode, opts, dir: &dir.0, tag: &tag, number: trial_no };
+                        let trial = Trial {
+                            case,
+                            library: lib.id,
+                            mode,
+                            opts,
+                            dir: &dir.0,
+                            tag: &tag,
+                            number: trial_no,
+                        };
                         match trial.run() {
                             Ok(record) => mode_result.runs.push(record),
                             Err(TrialError::Interrupted) => {
                                 result.status = "interrupted".into();
-                                result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                                result.reason =
+                                    Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
                                 result.modes.push(mode_result);
                                 doc.results.push(result);
                                 break 'cases;
@@ -155,7 +176,8 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
                             }
                         }
                     }
-                    let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
+                    let figures: Vec<Figures> =
+                        mode_result.runs.iter().map(|r| r.figures).collect();
                     mode_result.median = report::median(&figures);
                     result.modes.push(mode_result);
                     if result.status != "ok" {
@@ -182,11 +204,24 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
         }
     }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
-    doc.status = if interrupted { "interrupted" } else { "complete" }.into();
-    doc.finished = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    doc.status = if interrupted {
+        "interrupted"
+    } else {
+        "complete"
+    }
+    .into();
+    doc.finished =
+        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     results::write_atomically(&doc, &path)?;
     println!("{}", table::medians(&doc));
-    Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+    Ok((
+        if interrupted {
+            Outcome::Interrupted
+        } else {
+            Outcome::Complete { failed }
+        },
+        path,
+    ))
 }
 
 enum TrialError {
@@ -232,7 +267,9 @@ impl Proc {
             return String::new();
         }
         let start = text.len().saturating_sub(STDERR_TAIL);
-        let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let start = (start..text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
         format!(": {}", text[start..].replace('\n', " | "))
     }
 }
@@ -256,14 +293,16 @@ enum Event {
 impl Trial<'_> {
     fn run(&self) -> Result<RunRecord, TrialError> {
         let trial_dir = self.dir.join(format!("t{}", self.number));
-        std::fs::create_dir_all(&trial_dir).map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
+        std::fs::create_dir_all(&trial_dir)
+            .map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
         let outcome = self.run_in(&trial_dir);
         let _ = std::fs::remove_dir_all(&trial_dir);
         outcome
     }
 
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
-        let exe = std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
+        let exe = std::env::current_exe()
+            .map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
         let name = format!("{}t{}", self.tag, self.number);
@@ -281,7 +320,11 @@ impl Trial<'_> {
                 setup_timeout: self.opts.setup_timeout,
             };
             let mut cmd = Command::new(&exe);
-            cmd.arg("child").args(args.to_args()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.arg("child")
+                .args(args.to_args())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
             // SAFETY: prctl is async-signal-safe; a child dies with the driver, even a killed one.
             unsafe {
                 cmd.pre_exec(|| {
@@ -291,7 +334,9 @@ impl Trial<'_> {
                     Ok(())
                 });
             }
-            let mut child = cmd.spawn().map_err(|e| TrialError::Failed(format!("starting {} {index}: {e}", role.as_str())))?;
+            let mut child = cmd.spawn().map_err(|e| {
+                TrialError::Failed(format!("starting {} {index}: {e}", role.as_str()))
+            })?;
             if self.opts.verbose {
                 eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
             }
@@ -325,7 +370,15 @@ impl Trial<'_> {
                 let _ = lines.send(Event::End(i));
             });
             let stdin = child.stdin.take();
-            children.procs.push(Proc { role, index, child, stdin, stderr, report: None, ended: false });
+            children.procs.push(Proc {
+                role,
+                index,
+                child,
+                stdin,
+                stderr,
+                report: None,
+                ended: false,
+            });
         }
         drop(tx);
 
@@ -343,13 +396,24 @@ impl Trial<'_> {
         // Go: one start instant for all, a little ahead so every child is waiting for it.
         let start = message::now_ns() + 20_000_000;
         for p in &mut children.procs {
-            let ok = p.stdin.as_mut().is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
+            let ok = p
+                .stdin
+                .as_mut()
+                .is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
             if !ok {
-                return Err(TrialError::Failed(format!("{} closed its input before the start{}", p.label(), p.stderr_tail())));
+                return Err(TrialError::Failed(format!(
+                    "{} closed its input before the start{}",
+                    p.label(),
+                    p.stderr_tail()
+                )));
             }
         }
         let run_deadline = Instant::now() + self.opts.warmup + self.opts.duration + GRACE;
-        let driving = children.procs.iter().filter(|p| p.role.is_driving()).count();
+        let driving = children
+            .procs
+            .iter()
+            .filter(|p| p.role.is_driving())
+            .count();
         let mut reported_driving = 0;
         let mut reported = 0;
         while reported < children.procs.len() {
@@ -359,7 +423,10 @@ impl Trial<'_> {
                         return Err(self.protocol(&children, i, &l));
                     };
                     let report: RoleReport = serde_json::from_str(json).map_err(|e| {
-                        TrialError::Failed(format!("{} reported unreadable figures ({e}): {json}", children.procs[i].label()))
+                        TrialError::Failed(format!(
+                            "{} reported unreadable figures ({e}): {json}",
+                            children.procs[i].label()
+                        ))
                     })?;
                     children.procs[i].report = Some(report);
                     reported += 1;
@@ -400,24 +467,55 @@ impl Trial<'_> {
                             p.stderr_tail()
                         )));
                     }
-                    Ok(None) if Instant::now() < exit_deadline && !INTERRUPTED.load(Ordering::SeqCst) => {
+                    Ok(None)
+                        if Instant::now() < exit_deadline
+                            && !INTERRUPTED.load(Ordering::SeqCst) =>
+                    {
                         std::thread::sleep(Duration::from_millis(2));
                     }
-                    Ok(None) if INTERRUPTED.load(Ordering::SeqCst) => return Err(TrialError::Interrupted),
-                    Ok(None) => return Err(TrialError::Failed(format!("{} reported but did not exit", p.label()))),
-                    Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
+                    Ok(None) if INTERRUPTED.load(Ordering::SeqCst) => {
+                        return Err(TrialError::Interrupted);
+                    }
+                    Ok(None) => {
+                        return Err(TrialError::Failed(format!(
+                            "{} reported but did not exit",
+                            p.label()
+                        )));
+                    }
+                    Err(e) => {
+                        return Err(TrialError::Failed(format!(
+                            "waiting for {}: {e}",
+                            p.label()
+                        )));
+                    }
                 }
             }
         }
-        let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
+        let roles: Vec<RoleReport> = children
+            .procs
+            .iter_mut()
+            .filter_map(|p| p.report.take())
+            .collect();
         let figures = report::figures(self.case, &roles)
             .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
-        let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
+        let roles = roles
+            .into_iter()
+            .map(|r| RoleReport {
+                latency: Vec::new(),
+                ..r
+            })
+            .collect();
         Ok(RunRecord { figures, roles })
     }
 
     /// The next line or end from any child, before the deadline, unless interrupted.
-    fn next(&self, events: &Receiver<Event>, deadline: Instant, children: &Children, stage: &str) -> Result<Event, TrialError> {
+    fn next(
+        &self,
+        events: &Receiver<Event>,
+        deadline: Instant,
+        children: &Children,
+        stage: &str,
+    ) -> Result<Event, TrialError> {
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 return Err(TrialError::Interrupted);
@@ -427,12 +525,22 @@ impl Trial<'_> {
                 let waiting: Vec<String> = children
                     .procs
                     .iter()
-                    .filter(|p| if stage == "running" { p.report.is_none() } else { true })
+                    .filter(|p| {
+                        if stage == "running" {
+                            p.report.is_none()
+                        } else {
+                            true
+                        }
+                    })
                     .map(|p| format!("{}{}", p.label(), p.stderr_tail()))
                     .collect();
                 return Err(TrialError::Failed(format!(
                     "deadline passed while {stage} ({}): still waiting for {}",
-                    if stage == "running" { "the window, a drain and a grace of 10 s" } else { "the set-up timeout and 5 s" },
+                    if stage == "running" {
+                        "the window, a drain and a grace of 10 s"
+                    } else {
+                        "the set-up timeout and 5 s"
+                    },
                     waiting.join("; ")
                 )));
             }
@@ -440,7 +548,9 @@ impl Trial<'_> {
                 Ok(ev) => return Ok(ev),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(TrialError::Failed(format!("every child's output closed while {stage}")));
+                    return Err(TrialError::Failed(format!(
+                        "every child's output closed while {stage}"
+                    )));
                 }
             }
         }
@@ -456,7 +566,9 @@ impl Trial<'_> {
         let status = loop {
             match p.child.try_wait() {
                 Ok(Some(s)) => break describe(s),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
                 _ => break "closed its output".to_string(),
             }
         };
@@ -465,7 +577,10 @@ impl Trial<'_> {
     }
 
     fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
-        TrialError::Failed(format!("{} said {line:?}, which the driver did not expect", children.procs[i].label()))
+        TrialError::Failed(format!(
+            "{} said {line:?}, which the driver did not expect",
+            children.procs[i].label()
+        ))
     }
 }
 
@@ -494,10 +609,17 @@ fn signal_name(sig: i32) -> &'static str {
 pub fn libraries(wanted: Option<&str>) -> Result<Vec<LibraryInfo>> {
     let ids: Vec<&str> = match wanted {
         None => registry::IDS.to_vec(),
-        Some(list) => list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect(),
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
     };
     if ids.is_empty() {
-        anyhow::bail!("--lib names no library: the libraries built in are {}", registry::IDS.join(", "));
+        anyhow::bail!(
+            "--lib names no library: the libraries built in are {}",
+            registry::IDS.join(", ")
+        );
     }
     let mut out: Vec<LibraryInfo> = Vec::new();
     for id in ids {

@@ -30,7 +30,11 @@ impl ProducerSums {
         ProducerSums {
             count: n,
             sum: (n128 * n128.saturating_sub(1) / 2) as u64,
-            sum_squares: if n == 0 { 0 } else { (n128 - 1) * n128 * (2 * n128 - 1) / 6 },
+            sum_squares: if n == 0 {
+                0
+            } else {
+                (n128 - 1) * n128 * (2 * n128 - 1) / 6
+            },
         }
     }
 
@@ -94,10 +98,13 @@ pub struct Broken {
 }
 
 fn broken(report: &RoleReport, reason: String) -> Broken {
-    Broken { role: format!("{} {}", report.role, report.index), reason }
+    Broken {
+        role: format!("{} {}", report.role, report.index),
+        reason,
+    }
 }
 
-fn of<'a>(reports: &'a [RoleReport], role: Role) -> Vec<&'a RoleReport> {
+fn of(reports: &[RoleReport], role: Role) -> Vec<&RoleReport> {
     reports.iter().filter(|r| r.role == role.as_str()).collect()
 }
 
@@ -106,7 +113,8 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
     let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
     for r in reports {
         for &(value, count) in &r.latency {
-            h.record_n(value, count).expect("an auto-resizing histogram takes any value");
+            h.record_n(value, count)
+                .expect("an auto-resizing histogram takes any value");
         }
     }
     h
@@ -114,12 +122,17 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
 
 /// Checks the trial's reports against each other and computes its figures.
 pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
-    let driving: Vec<&RoleReport> =
-        reports.iter().filter(|r| Role::parse(&r.role).is_some_and(Role::is_driving)).collect();
+    let driving: Vec<&RoleReport> = reports
+        .iter()
+        .filter(|r| Role::parse(&r.role).is_some_and(Role::is_driving))
+        .collect();
     let start = driving.iter().map(|r| r.window_start_ns).min().unwrap_or(0);
     let end = driving.iter().map(|r| r.window_end_ns).max().unwrap_or(0);
     let Some(first) = driving.first() else {
-        return Err(Broken { role: "driver".into(), reason: "no sending role reported".into() });
+        return Err(Broken {
+            role: "driver".into(),
+            reason: "no sending role reported".into(),
+        });
     };
     if end <= start {
         return Err(broken(first, "the measured window is empty".into()));
@@ -146,15 +159,29 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
                     ));
                 }
                 if lossy && r.received + r.lost > sender.sent {
-                    return Err(broken(r, format!("{} received and {} lost of {} sent", r.received, r.lost, sender.sent)));
+                    return Err(broken(
+                        r,
+                        format!(
+                            "{} received and {} lost of {} sent",
+                            r.received, r.lost, sender.sent
+                        ),
+                    ));
                 }
             }
-            let slowest = receivers.iter().map(|r| r.received_measured).min().unwrap_or(0);
+            let slowest = receivers
+                .iter()
+                .map(|r| r.received_measured)
+                .min()
+                .unwrap_or(0);
             out.msgs_per_s = rate(slowest);
             if lossy {
                 let lost: u64 = receivers.iter().map(|r| r.lost_measured).sum();
                 let got: u64 = receivers.iter().map(|r| r.received_measured).sum();
-                out.lost_share = Some(if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 });
+                out.lost_share = Some(if lost + got == 0 {
+                    0.0
+                } else {
+                    lost as f64 / (lost + got) as f64
+                });
             }
         }
         Shape::RoundTrip | Shape::Service { .. } => {
@@ -165,7 +192,10 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
             let asked: u64 = callers.iter().map(|r| r.sent).sum();
             let answered: u64 = answerers.iter().map(|r| r.received).sum();
             if asked != answered {
-                return Err(broken(answerers[0], format!("servers took {answered} requests; clients sent {asked}")));
+                return Err(broken(
+                    answerers[0],
+                    format!("servers took {answered} requests; clients sent {asked}"),
+                ));
             }
             out.msgs_per_s = rate(callers.iter().map(|r| r.measured).sum());
             let h = latency(&callers);
@@ -191,13 +221,19 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
                     } else {
                         format!("{} of its {} messages arrived", seen.count, want.count)
                     };
-                    return Err(broken(p, format!("not every message reached exactly one consumer: {how}")));
+                    return Err(broken(
+                        p,
+                        format!("not every message reached exactly one consumer: {how}"),
+                    ));
                 }
             }
             let measured_sent: u64 = producers.iter().map(|p| p.measured).sum();
             let measured_got: u64 = consumers.iter().map(|c| c.received_measured).sum();
             if measured_got != measured_sent {
-                return Err(broken(consumers[0], format!("{measured_got} measured messages consumed of {measured_sent}")));
+                return Err(broken(
+                    consumers[0],
+                    format!("{measured_got} measured messages consumed of {measured_sent}"),
+                ));
             }
             out.msgs_per_s = rate(measured_got);
         }
@@ -213,7 +249,11 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+        Some(if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        })
     }
     Some(Figures {
         msgs_per_s: med(runs.iter().map(|f| f.msgs_per_s).collect())?,
@@ -233,7 +273,9 @@ mod tests {
         (0..100).for_each(|s| once.add(s));
         assert_eq!(once, ProducerSums::expected(100));
         let mut swapped = ProducerSums::default();
-        (0..100).filter(|&s| s != 40 && s != 60).for_each(|s| swapped.add(s));
+        (0..100)
+            .filter(|&s| s != 40 && s != 60)
+            .for_each(|s| swapped.add(s));
         swapped.add(30);
         swapped.add(70); // same count and sum as 40 + 60, other squares
         assert_ne!(swapped, ProducerSums::expected(100));
@@ -242,7 +284,10 @@ mod tests {
 
     #[test]
     fn medians_take_the_middle_run() {
-        let f = |r| Figures { msgs_per_s: r, ..Default::default() };
+        let f = |r| Figures {
+            msgs_per_s: r,
+            ..Default::default()
+        };
         assert_eq!(median(&[f(3.0), f(1.0), f(2.0)]).unwrap().msgs_per_s, 2.0);
         assert_eq!(median(&[f(1.0), f(2.0)]).unwrap().msgs_per_s, 1.5);
         assert!(median(&[]).is_none());

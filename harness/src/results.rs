@@ -47,6 +47,8 @@ pub struct Machine {
     pub kernel: String,
     pub os: String,
     pub hypervisor: Option<String>,
+    #[serde(default)]
+    pub container: Option<String>,
     pub memory_bytes: u64,
 }
 
@@ -70,7 +72,10 @@ pub struct LibraryRecord {
 impl LibraryRecord {
     pub fn new(info: &LibraryInfo) -> Self {
         let c = &info.capabilities;
-        let cap = |s: Support| Capability { supported: s.is_yes(), text: s.text().into() };
+        let cap = |s: Support| Capability {
+            supported: s.is_yes(),
+            text: s.text().into(),
+        };
         LibraryRecord {
             id: info.id.into(),
             name: info.name.into(),
@@ -88,7 +93,11 @@ impl LibraryRecord {
             .into_iter()
             .map(|(k, s)| (k.to_string(), cap(s)))
             .collect(),
-            configuration: info.configuration.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            configuration: info
+                .configuration
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
         }
     }
 }
@@ -140,7 +149,8 @@ pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
     f.write_all(text.as_bytes())?;
     f.write_all(b"\n")?;
     f.sync_all()?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
     Ok(())
 }
 
@@ -158,19 +168,27 @@ impl Machine {
                 .and_then(|l| l.split_once(':'))
                 .map(|(_, v)| v.trim().to_string())
         };
-        let hypervisor = field("flags").filter(|f| f.split_whitespace().any(|x| x == "hypervisor")).map(|_| {
+        let detect = |flag: &str| {
             std::process::Command::new("systemd-detect-virt")
+                .arg(flag)
                 .output()
                 .ok()
                 .and_then(|o| String::from_utf8(o.stdout).ok())
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty() && s != "none")
-                .or_else(|| read("/sys/hypervisor/type").map(|s| s.trim().to_string()))
-                .unwrap_or_else(|| "a hypervisor (the CPU says so; which one is unknown)".into())
-        });
+        };
+        let hypervisor = field("flags")
+            .filter(|f| f.split_whitespace().any(|x| x == "hypervisor"))
+            .map(|_| {
+                detect("--vm")
+                    .unwrap_or_else(|| "yes (the CPU says so; which one is unknown)".into())
+            });
         let os = read("/etc/os-release")
             .and_then(|t| {
-                t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+                t.lines().find_map(|l| {
+                    l.strip_prefix("PRETTY_NAME=")
+                        .map(|v| v.trim_matches('"').to_string())
+                })
             })
             .unwrap_or_else(|| "unknown".into());
         let memory_bytes = read("/proc/meminfo")
@@ -183,9 +201,11 @@ impl Machine {
         Machine {
             cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
             cores: cores(),
-            kernel: read("/proc/sys/kernel/osrelease").map_or_else(|| "unknown".into(), |s| s.trim().to_string()),
+            kernel: read("/proc/sys/kernel/osrelease")
+                .map_or_else(|| "unknown".into(), |s| s.trim().to_string()),
             os,
             hypervisor,
+            container: detect("--container"),
             memory_bytes,
         }
     }

@@ -59,28 +59,60 @@ pub fn progress_line(r: &CaseResult) -> String {
             let modes: Vec<String> = r
                 .modes
                 .iter()
-                .filter_map(|m| m.median.map(|f| format!("{} {}", m.mode, rate(f.msgs_per_s))))
+                .filter_map(|m| {
+                    m.median
+                        .map(|f| format!("{} {}", m.mode, rate(f.msgs_per_s)))
+                })
                 .collect();
-            format!("{} [best: {}; {}]", result_cell(r), r.best_mode.as_deref().unwrap_or("-"), modes.join(", "))
+            format!(
+                "{} [best: {}; {}]",
+                result_cell(r),
+                r.best_mode.as_deref().unwrap_or("-"),
+                modes.join(", ")
+            )
         }
         "unsupported" => format!("— ({})", r.reason.as_deref().unwrap_or("")),
-        _ => format!("{}: {}", r.status.to_uppercase(), r.reason.as_deref().unwrap_or("")),
+        _ => format!(
+            "{}: {}",
+            r.status.to_uppercase(),
+            r.reason.as_deref().unwrap_or("")
+        ),
     };
-    let over = if r.oversubscribed { format!(" (oversubscribed: {} processes)", r.processes) } else { String::new() };
+    let over = if r.oversubscribed {
+        format!(" (oversubscribed: {} processes)", r.processes)
+    } else {
+        String::new()
+    };
     format!("{} {}{over}: {detail}", r.case, r.library)
 }
 
 fn render(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([header[i].chars().count()]).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |cells: &[String]| {
-        let padded: Vec<String> =
-            cells.iter().zip(&widths).map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count()))).collect();
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect();
         format!("| {} |", padded.join(" | "))
     };
     let mut out = vec![line(header)];
-    out.push(format!("|{}|", widths.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|")));
+    out.push(format!(
+        "|{}|",
+        widths
+            .iter()
+            .map(|w| "-".repeat(w + 2))
+            .collect::<Vec<_>>()
+            .join("|")
+    ));
     out.extend(rows.iter().map(|r| line(r)));
     out.join("\n")
 }
@@ -94,13 +126,18 @@ pub fn medians(doc: &Document) -> String {
             cases.push(&r.case);
         }
     }
-    let header: Vec<String> = std::iter::once("case".to_string()).chain(libs.iter().map(|l| l.to_string())).collect();
+    let header: Vec<String> = std::iter::once("case".to_string())
+        .chain(libs.iter().map(|l| l.to_string()))
+        .collect();
     let rows: Vec<Vec<String>> = cases
         .iter()
         .map(|c| {
             std::iter::once(c.to_string())
                 .chain(libs.iter().map(|l| {
-                    doc.results.iter().find(|r| r.case == *c && r.library == *l).map_or(String::new(), result_cell)
+                    doc.results
+                        .iter()
+                        .find(|r| r.case == *c && r.library == *l)
+                        .map_or(String::new(), result_cell)
                 }))
                 .collect()
         })
@@ -115,19 +152,44 @@ pub fn medians(doc: &Document) -> String {
 
 /// The capability table: a row per library, a column per pattern.
 pub fn capabilities(libs: &[LibraryInfo]) -> String {
-    let header: Vec<String> =
-        ["library", "stream", "round trip", "broadcast lossless", "broadcast lossy", "work queue", "service", "batch calls"]
-            .map(String::from)
-            .to_vec();
+    let header: Vec<String> = [
+        "library",
+        "stream",
+        "round trip",
+        "broadcast lossless",
+        "broadcast lossy",
+        "work queue",
+        "service",
+        "batch calls",
+    ]
+    .map(String::from)
+    .to_vec();
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     for l in libs {
         let c = &l.capabilities;
-        let row = [c.stream, c.round_trip, c.broadcast_lossless, c.broadcast_lossy, c.queue, c.service, c.batch];
+        let row = [
+            c.stream,
+            c.round_trip,
+            c.broadcast_lossless,
+            c.broadcast_lossy,
+            c.queue,
+            c.service,
+            c.batch,
+        ];
         let mut cells = vec![l.id.to_string()];
         for (support, col) in row.iter().zip(&header[1..]) {
-            cells.push(if support.is_yes() { "yes".into() } else { "—".into() });
-            notes.push(format!("  {} {col}: {}{}", l.id, if support.is_yes() { "" } else { "— " }, support.text()));
+            cells.push(if support.is_yes() {
+                "yes".into()
+            } else {
+                "—".into()
+            });
+            notes.push(format!(
+                "  {} {col}: {}{}",
+                l.id,
+                if support.is_yes() { "" } else { "— " },
+                support.text()
+            ));
         }
         rows.push(cells);
     }
@@ -138,12 +200,22 @@ pub fn list(cases: &[Case], libs: &[LibraryInfo], cores: usize) -> String {
     let mut out = String::from("Cases (processes; * more than this machine's cores):\n");
     for c in cases {
         let n = c.roles().len();
-        out.push_str(&format!("  {:<32} {n}{}\n", c.name, if n > cores { " *" } else { "" }));
+        out.push_str(&format!(
+            "  {:<32} {n}{}\n",
+            c.name,
+            if n > cores { " *" } else { "" }
+        ));
     }
     out.push_str("\nLibraries:\n");
     for l in libs {
         let modes: Vec<&str> = l.modes.iter().map(|m| m.as_str()).collect();
-        out.push_str(&format!("  {:<10} {} {} (receive: {})\n", l.id, l.name, l.version, modes.join(", ")));
+        out.push_str(&format!(
+            "  {:<10} {} {} (receive: {})\n",
+            l.id,
+            l.name,
+            l.version,
+            modes.join(", ")
+        ));
     }
     out.push_str("\nCapabilities:\n");
     out.push_str(&capabilities(libs));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
 use ipcbench_api::{
-    Capabilities, Context, Library, LibraryInfo, Opened, RecvMode, Received, Result, Rx, Setup,
+    Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Result, Rx, Setup,
     Shape, Side, Support, Tx, anyhow, bail,
 };
 
@@ -37,7 +37,11 @@ impl Endpoint {
             RecvMode::Waiting => fipc::FOREVER,
             RecvMode::Polling => fipc::NO_WAIT,
         };
-        Endpoint { conn, receive_timeout, _listener: None }
+        Endpoint {
+            conn,
+            receive_timeout,
+            _listener: None,
+        }
     }
 }
 
@@ -65,7 +69,10 @@ impl Rx for Endpoint {
 
 fn counts(setup: &Setup) -> (u32, u32) {
     match setup.shape {
-        Shape::Queue { producers, consumers } => (producers as u32, consumers as u32),
+        Shape::Queue {
+            producers,
+            consumers,
+        } => (producers as u32, consumers as u32),
         Shape::Service { clients, servers } => (clients as u32, servers as u32),
         Shape::Broadcast { subscribers, .. } => (1, subscribers as u32),
         Shape::Stream | Shape::RoundTrip => (1, 1),
@@ -114,9 +121,12 @@ impl Library for FastIpc {
             Side::Accept => {
                 let mut listener = fipc::stream::create(setup.name, STREAM_RING)
                     .with_context(|| format!("fipc::stream::create({})", setup.name))?;
-                let conn = listener
-                    .accept(setup.timeout)
-                    .with_context(|| format!("fipc accept on {} (no client within {:?})", setup.name, setup.timeout))?;
+                let conn = listener.accept(setup.timeout).with_context(|| {
+                    format!(
+                        "fipc accept on {} (no client within {:?})",
+                        setup.name, setup.timeout
+                    )
+                })?;
                 let mut endpoint = Endpoint::new(conn, setup);
                 endpoint._listener = Some(listener);
                 Ok(Opened::new(endpoint))
@@ -134,7 +144,12 @@ impl Library for FastIpc {
         let conn = fipc::broadcast::create(setup.name, BROADCAST_RING, subscribers, fipc::FOREVER)
             .with_context(|| format!("fipc::broadcast::create({})", setup.name))?;
         conn.wait_for_members(subscribers, setup.timeout)
-            .map_err(|e| anyhow!("waiting for {subscribers} subscribers on {}: {e}", setup.name))?;
+            .map_err(|e| {
+                anyhow!(
+                    "waiting for {subscribers} subscribers on {}: {e}",
+                    setup.name
+                )
+            })?;
         Ok(Opened::new(Endpoint::new(conn, setup)))
     }
 
@@ -165,9 +180,17 @@ impl Library for FastIpc {
         if let Some(queue) = &owner {
             queue
                 .wait_for_members(None, producers + consumers, setup.timeout)
-                .map_err(|e| anyhow!("waiting for {producers} producers and {consumers} consumers on {}: {e}", setup.name))?;
+                .map_err(|e| {
+                    anyhow!(
+                        "waiting for {producers} producers and {consumers} consumers on {}: {e}",
+                        setup.name
+                    )
+                })?;
         }
-        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|q| Box::new(q) as _) })
+        Ok(Opened {
+            endpoint: Endpoint::new(conn, setup),
+            owner: owner.map(|q| Box::new(q) as _),
+        })
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -198,8 +221,16 @@ impl Library for FastIpc {
         if let Some(service) = &owner {
             service
                 .wait_for_members(None, clients + servers, setup.timeout)
-                .map_err(|e| anyhow!("waiting for {clients} clients and {servers} servers on {}: {e}", setup.name))?;
+                .map_err(|e| {
+                    anyhow!(
+                        "waiting for {clients} clients and {servers} servers on {}: {e}",
+                        setup.name
+                    )
+                })?;
         }
-        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|s| Box::new(s) as _) })
+        Ok(Opened {
+            endpoint: Endpoint::new(conn, setup),
+            owner: owner.map(|s| Box::new(s) as _),
+        })
     }
 }

@@ -1,0 +1,506 @@
+//! The binary as a user runs it: every (library, case) pair with short windows and its
+//! correctness checks, the dashes, bad input, a child killed mid-case, Ctrl-C, and nothing left
+//! behind. Windows are short: these tests check correctness, never speed.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
+
+/// Runs that start role processes go one at a time: two at once on two cores would only slow
+/// each other down and blur the kill tests' timing.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ipcbench-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn ipcbench(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the ipcbench binary runs")
+}
+
+fn the_json(dir: &Path) -> Value {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the results folder exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "one results file in {}: {files:?}",
+        dir.display()
+    );
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap())
+        .expect("the results file is JSON")
+}
+
+fn shm_entries() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The role processes of the run whose driver had this pid, still alive.
+fn children_of_run(driver_pid: u32) -> Vec<String> {
+    let tag = format!("--name ipcb{driver_pid}t");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(" child ") && cmd.contains(&tag) {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+fn assert_nothing_left(driver_pid: u32, shm_before: &[String]) {
+    assert!(
+        children_of_run(driver_pid).is_empty(),
+        "children outlived the run: {:?}",
+        children_of_run(driver_pid)
+    );
+    let run_dir = std::env::temp_dir().join(format!("ipcb{driver_pid}"));
+    assert!(!run_dir.exists(), "{} outlived the run", run_dir.display());
+    let after = shm_entries();
+    let new: Vec<&String> = after.iter().filter(|e| !shm_before.contains(e)).collect();
+    assert!(new.is_empty(), "/dev/shm gained {new:?}");
+}
+
+fn results_of<'a>(doc: &'a Value, case: &str, lib: &str) -> &'a Value {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["case"] == case && r["library"] == lib)
+        .unwrap_or_else(|| panic!("no result for {case} {lib}"))
+}
+
+#[test]
+fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
+    let _one = serial();
+    let shm_before = shm_entries();
+    let out = out_dir("matrix");
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            "--runs",
+            "1",
+            "--duration",
+            "120ms",
+            "--warmup",
+            "30ms",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let result = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "the run failed:\n{stderr}");
+    let doc = the_json(&out);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["status"], "complete");
+    assert!(doc["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert!(!doc["machine"]["kernel"].as_str().unwrap().is_empty());
+    assert!(
+        doc["toolchain"]["rustc"]
+            .as_str()
+            .unwrap()
+            .starts_with("rustc ")
+    );
+    let cores = doc["machine"]["cores"].as_u64().unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 22 * 2, "every case for both libraries");
+    let libs = doc["libraries"].as_array().unwrap();
+    for r in results {
+        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        let pattern = r["pattern"].as_str().unwrap();
+        let lib_record = libs.iter().find(|l| l["id"] == lib).unwrap();
+        let cap_key = match pattern {
+            "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
+            "broadcast" => "broadcast/lossy",
+            p => p,
+        };
+        let capability = &lib_record["capabilities"][cap_key];
+        assert_eq!(
+            r["oversubscribed"],
+            r["processes"].as_u64().unwrap() > cores,
+            "{case} {lib}"
+        );
+        if capability["supported"] == false {
+            assert_eq!(r["status"], "unsupported", "{case} {lib}");
+            assert_eq!(
+                r["reason"], capability["text"],
+                "{case} {lib}: the dash carries its reason"
+            );
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
+        let median = &r["median"];
+        assert!(median["msgs_per_s"].as_f64().unwrap() > 0.0, "{case} {lib}");
+        let modes: Vec<&str> = r["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["mode"].as_str().unwrap())
+            .collect();
+        let expected: Vec<&str> = lib_record["receive_modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        assert_eq!(modes, expected, "{case} {lib}: both receive modes are kept");
+        match pattern {
+            "stream-rtt" | "service" => {
+                assert!(median["p50_ns"].as_f64().unwrap() > 0.0, "{case} {lib}");
+                assert!(median["p99_ns"].as_f64().unwrap() >= median["p50_ns"].as_f64().unwrap());
+            }
+            "broadcast" if case.contains("/lossy/") => {
+                let lost = median["lost_share"].as_f64().unwrap();
+                assert!((0.0..1.0).contains(&lost), "{case} {lib}: {lost}");
+            }
+            _ => assert!(median.get("p50_ns").is_none(), "{case} {lib}"),
+        }
+        // The raw counts agree with the figures: every process reported.
+        for m in r["modes"].as_array().unwrap() {
+            for run in m["runs"].as_array().unwrap() {
+                assert_eq!(
+                    run["roles"].as_array().unwrap().len() as u64,
+                    r["processes"].as_u64().unwrap()
+                );
+                if pattern == "stream" {
+                    let roles = run["roles"].as_array().unwrap();
+                    let sent = roles.iter().find(|x| x["role"] == "sender").unwrap()["sent"]
+                        .as_u64()
+                        .unwrap();
+                    let got = roles.iter().find(|x| x["role"] == "receiver").unwrap()["received"]
+                        .as_u64()
+                        .unwrap();
+                    assert_eq!(
+                        sent, got,
+                        "{case} {lib}: a lossless stream delivers every message"
+                    );
+                    assert!(sent > 0);
+                }
+            }
+        }
+    }
+    for dash in [
+        "broadcast/lossless/1sub/16B",
+        "broadcast/lossy/4sub/1KiB",
+        "queue/4x4/16B",
+    ] {
+        assert_eq!(results_of(&doc, dash, "uds")["status"], "unsupported");
+    }
+    assert!(stderr.contains("[44/44]"), "progress is shown:\n{stderr}");
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
+        "the table of medians:\n{stdout}"
+    );
+    assert_nothing_left(pid, &shm_before);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn list_shows_cases_libraries_and_dashes_with_reasons() {
+    let out = ipcbench(&["list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "stream/16B",
+        "stream-rtt/1KiB",
+        "broadcast/lossless/4sub/16B",
+        "queue/4x4/16B",
+        "service/4c1s/16B",
+    ] {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    assert!(text.contains("fastipc") && text.contains("uds"));
+    assert!(
+        text.contains("uds work queue: — "),
+        "a dash with its reason:\n{text}"
+    );
+}
+
+fn assert_refused(args: &[&str], expect: &[&str]) {
+    let out = ipcbench(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} was accepted");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    for e in expect {
+        assert!(stderr.contains(e), "{args:?}: {e:?} not in {stderr}");
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_a_clear_message() {
+    let out = out_dir("bad");
+    let o = out.to_str().unwrap();
+    assert_refused(
+        &["run", "stream/16", "--out", o],
+        &["unknown case \"stream/16\"", "did you mean", "stream/16B"],
+    );
+    assert_refused(&["run", "strem-rtt/16B", "--out", o], &["stream-rtt/16B"]);
+    assert_refused(
+        &["run", "--lib", "fastpic", "--out", o],
+        &["unknown library \"fastpic\"", "did you mean fastipc"],
+    );
+    assert_refused(
+        &["run", "--lib", "zmq", "--out", o],
+        &["unknown library \"zmq\"", "fastipc, uds"],
+    );
+    assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
+    assert_refused(
+        &["run", "--runs", "three", "--out", o],
+        &["--runs \"three\" is not a whole number"],
+    );
+    assert_refused(
+        &["run", "--duration", "1 fortnight", "--out", o],
+        &["--duration \"1 fortnight\" is not a duration"],
+    );
+    assert_refused(
+        &["run", "--duration", "0s", "--out", o],
+        &["longer than zero"],
+    );
+    assert_refused(
+        &["run", "--warmup", "abc", "--out", o],
+        &["--warmup \"abc\""],
+    );
+    assert!(!out.exists(), "refused input starts no run");
+}
+
+/// Starts a verbose run and kills, with SIGKILL, the first child of each listed role once it
+/// is in its measured window. Returns the driver's pid, exit status and stderr.
+fn run_and_kill(
+    args: &[&str],
+    kill_roles: &[&str],
+    after: Duration,
+) -> (u32, std::process::ExitStatus, String) {
+    let mut driver = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = driver.id();
+    let stderr = BufReader::new(driver.stderr.take().unwrap());
+    let mut text = String::new();
+    let mut pending: Vec<&str> = kill_roles.to_vec();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        text.push_str(&line);
+        text.push('\n');
+        if let Some(pos) = pending
+            .iter()
+            .position(|r| line.contains(&format!("spawned {r} 0 pid ")))
+        {
+            let child: i32 = line.rsplit(' ').next().unwrap().parse().unwrap();
+            pending.remove(pos);
+            std::thread::sleep(after);
+            // SAFETY: kill with a pid this test just read; the worst case is ESRCH.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+        }
+    }
+    (pid, driver.wait().unwrap(), text)
+}
+
+#[test]
+fn a_killed_child_fails_its_case_and_the_run_goes_on() {
+    let _one = serial();
+    let shm_before = shm_entries();
+    let out = out_dir("kill");
+    let o = out.to_str().unwrap();
+    let args = [
+        "run",
+        "stream/16B",
+        "service/1c1s/16B",
+        "--lib",
+        "fastipc,uds",
+        "--runs",
+        "1",
+        "--warmup",
+        "100ms",
+        "--duration",
+        "1500ms",
+        "--out",
+        o,
+        "-v",
+    ];
+    // Each stream receiver dies 0.6 s after its start: in its measured window.
+    let (pid, status, stderr) =
+        run_and_kill(&args, &["receiver", "receiver"], Duration::from_millis(600));
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "a failed case makes the run exit 1:\n{stderr}"
+    );
+    let doc = the_json(&out);
+    for lib in ["fastipc", "uds"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "failed", "{lib}");
+        let reason = r["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("receiver 0 was killed by signal 9 (SIGKILL)"),
+            "{lib}: {reason}"
+        );
+        let next = results_of(&doc, "service/1c1s/16B", lib);
+        assert_eq!(
+            next["status"], "ok",
+            "{lib}: the next case passes: {}",
+            next["reason"]
+        );
+    }
+    assert_eq!(doc["status"], "complete");
+    assert_nothing_left(pid, &shm_before);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_killed_subscriber_fails_a_lossless_broadcast() {
+    let _one = serial();
+    let shm_before = shm_entries();
+    let out = out_dir("kill-sub");
+    let o = out.to_str().unwrap();
+    let args = [
+        "run",
+        "broadcast/lossless/1sub/16B",
+        "queue/1x1/16B",
+        "--lib",
+        "fastipc",
+        "--runs",
+        "1",
+        "--warmup",
+        "100ms",
+        "--duration",
+        "1500ms",
+        "--out",
+        o,
+        "-v",
+    ];
+    let (pid, status, stderr) = run_and_kill(&args, &["subscriber"], Duration::from_millis(600));
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let doc = the_json(&out);
+    let r = results_of(&doc, "broadcast/lossless/1sub/16B", "fastipc");
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("subscriber 0 was killed by signal 9"),
+        "{}",
+        r["reason"]
+    );
+    assert_eq!(results_of(&doc, "queue/1x1/16B", "fastipc")["status"], "ok");
+    assert_nothing_left(pid, &shm_before);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
+    let _one = serial();
+    let shm_before = shm_entries();
+    let out = out_dir("sigint");
+    let mut driver = Command::new(BIN)
+        .args([
+            "run",
+            "stream/16B",
+            "stream-rtt/16B",
+            "--lib",
+            "uds",
+            "--runs",
+            "1",
+        ])
+        .args(["--warmup", "50ms", "--duration", "300ms", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = driver.id();
+    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
+    let mut line = String::new();
+    // The first case's line says it is done; then the second one is under way.
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("[1/2]") {
+        line.clear();
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    // SAFETY: the driver's pid, which this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let started = Instant::now();
+    let status = driver.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the driver stops promptly"
+    );
+    assert_eq!(status.code(), Some(130));
+    let doc = the_json(&out);
+    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(results_of(&doc, "stream/16B", "uds")["status"], "ok");
+    assert_eq!(
+        results_of(&doc, "stream-rtt/16B", "uds")["status"],
+        "interrupted"
+    );
+    assert_nothing_left(pid, &shm_before);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn skip_oversubscribed_leaves_those_cases_out() {
+    let _one = serial();
+    let out = out_dir("skip");
+    let o = out.to_str().unwrap();
+    let r = ipcbench(&[
+        "run",
+        "queue/4x4/16B",
+        "--lib",
+        "fastipc",
+        "--runs",
+        "1",
+        "--duration",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--skip-oversubscribed",
+        "--out",
+        o,
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc = the_json(&out);
+    let result = results_of(&doc, "queue/4x4/16B", "fastipc");
+    let cores = doc["machine"]["cores"].as_u64().unwrap();
+    if cores < 8 {
+        assert_eq!(result["status"], "skipped");
+        assert!(result["reason"].as_str().unwrap().contains("8 processes"));
+    } else {
+        assert_eq!(result["status"], "ok");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

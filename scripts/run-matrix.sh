@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The full matrix with the default settings (3 runs of 1 s after 0.3 s of warm-up), every
+# library built in. Extra arguments go to `ipcbench run` (cases, --lib, --out, ...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+cargo build --release --locked
+exec ./target/release/ipcbench run "$@"
