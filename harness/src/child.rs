@@ -15,7 +15,8 @@ use ipcbench_api::{Library, Opened, Received, RecvMode, Rx, Setup, Side, Tx};
 
 use crate::cases::{self, Role};
 use crate::message::{self, Header, MEASURED, WARMUP};
-use crate::report::{ProducerSums, RoleReport};
+use crate::report::RoleReport;
+use crate::taken::Taken;
 
 /// A one-way sender reads the clock once per this many messages (a power of two).
 const CLOCK_EVERY: u64 = 32;
@@ -129,7 +130,15 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
                 _ => bail!("a consumer in {}", case.name),
             };
             lead(L::consumer(&setup), args, |rx, _| {
-                receive_loop(rx, size, Tally(vec![ProducerSums::default(); producers]))
+                let file = args.dir.join(format!("taken-consumer-{}", args.index));
+                receive_loop(
+                    rx,
+                    size,
+                    Tally {
+                        taken: Taken::new(producers),
+                        file,
+                    },
+                )
             })
         }
         Role::Client => lead(L::client(&setup), args, |ep, w| call_loop(ep, size, me, w)),
@@ -230,8 +239,13 @@ fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleR
 }
 
 /// What a receiver proves of the sequence numbers it sees.
-trait Check {
+trait Check: Sized {
     fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()>;
+
+    /// After the last message: what the check leaves for the driver.
+    fn finish(self, _report: &mut RoleReport) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Lossless and ordered, from one sender: every number once, in order.
@@ -244,20 +258,7 @@ impl Check for Ordered {
     #[inline(always)]
     fn see(&mut self, h: Header, _: &mut RoleReport) -> Result<()> {
         if h.seq != self.next || h.sender != 0 {
-            bail!(
-                "{} (sender {}): message {} was expected",
-                if h.seq < self.next {
-                    format!("message {} arrived again or out of order", h.seq)
-                } else {
-                    format!(
-                        "message {} arrived next, so {} were lost",
-                        h.seq,
-                        h.seq - self.next
-                    )
-                },
-                h.sender,
-                self.next
-            );
+            return Err(out_of_order(h, self.next, "lost"));
         }
         self.next += 1;
         Ok(())
@@ -274,12 +275,7 @@ impl Check for Lossy {
     #[inline(always)]
     fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()> {
         if h.seq < self.next || h.sender != 0 {
-            bail!(
-                "message {} (sender {}) arrived after message {}: duplicated or reordered",
-                h.seq,
-                h.sender,
-                self.next - 1
-            );
+            return Err(out_of_order(h, self.next, "counted as lost"));
         }
         let gap = h.seq - self.next;
         report.lost += gap;
@@ -291,33 +287,51 @@ impl Check for Lossy {
     }
 }
 
-/// A work queue's consumer: tallies each producer's messages (the driver proves exactly once).
-struct Tally(Vec<ProducerSums>);
+/// Why a message from the one sender of a stream or broadcast is not the one expected.
+#[cold]
+fn out_of_order(h: Header, expected: u64, gaps: &str) -> anyhow::Error {
+    if h.sender != 0 {
+        anyhow!(
+            "message {} names sender {}, but this channel has one sender, 0",
+            h.seq,
+            h.sender
+        )
+    } else if h.seq < expected {
+        anyhow!(
+            "message {} arrived again or out of order: message {expected} was expected",
+            h.seq
+        )
+    } else {
+        anyhow!(
+            "message {} arrived where {expected} was expected: {} messages {gaps}",
+            h.seq,
+            h.seq - expected
+        )
+    }
+}
+
+/// A work queue's consumer: marks each producer's messages it took (the driver proves that
+/// every message reached exactly one consumer).
+struct Tally {
+    taken: Taken,
+    file: PathBuf,
+}
 
 impl Check for Tally {
     #[inline(always)]
     fn see(&mut self, h: Header, _: &mut RoleReport) -> Result<()> {
-        let producers = self.0.len();
-        self.0
-            .get_mut(h.sender as usize)
-            .ok_or_else(|| {
-                anyhow!(
-                    "message {} names producer {} of {producers}",
-                    h.seq,
-                    h.sender
-                )
-            })?
-            .add(h.seq);
+        self.taken.mark(h.sender, h.seq).map_err(|e| anyhow!(e))
+    }
+
+    fn finish(self, report: &mut RoleReport) -> Result<()> {
+        self.taken.save(&self.file)?;
+        report.taken_file = Some(self.file.display().to_string());
         Ok(())
     }
 }
 
 /// Stream receiver, subscriber, consumer: receives into its own buffer until the channel ends.
-fn receive_loop<R: Rx, C: Check + TakeTally>(
-    rx: &mut R,
-    size: usize,
-    mut check: C,
-) -> Result<RoleReport> {
+fn receive_loop<R: Rx, C: Check>(rx: &mut R, size: usize, mut check: C) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
     let mut report = RoleReport::default();
     loop {
@@ -336,28 +350,8 @@ fn receive_loop<R: Rx, C: Check + TakeTally>(
             Received::Closed => break,
         }
     }
-    report.per_producer = check.take();
+    check.finish(&mut report)?;
     Ok(report)
-}
-
-/// The consumer's tally goes into its report; the other checks have none.
-trait TakeTally {
-    fn take(self) -> Vec<ProducerSums>;
-}
-impl TakeTally for Ordered {
-    fn take(self) -> Vec<ProducerSums> {
-        Vec::new()
-    }
-}
-impl TakeTally for Lossy {
-    fn take(self) -> Vec<ProducerSums> {
-        Vec::new()
-    }
-}
-impl TakeTally for Tally {
-    fn take(self) -> Vec<ProducerSums> {
-        self.0
-    }
 }
 
 /// Pinger and service client: sends a request, waits for its reply, checks it answers that

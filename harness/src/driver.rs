@@ -1,6 +1,7 @@
 //! The driver: runs each (case, library, receive mode, run) as a trial of fresh processes, one
 //! per role, from this same binary; enforces deadlines; turns the children's reports into
-//! figures; and writes the results file as each case finishes. It never touches a library.
+//! figures; and writes the results file as each case finishes. It never sends or receives
+//! through a library: only the children do.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -23,7 +24,8 @@ use crate::{message, registry, table};
 /// Set by Ctrl-C (SIGINT) or SIGTERM: the driver stops the trial, keeps what is done, and exits.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// The exit code of a run that was interrupted (128 + SIGINT, as shells report it).
+/// The exit code of a run that was interrupted, by SIGINT or SIGTERM (128 + SIGINT, as shells
+/// report a Ctrl-C).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// How long after the measured window a trial may take to drain and report.
@@ -189,7 +191,7 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
                         .modes
                         .iter()
                         .filter_map(|m| m.median.map(|f| (m.mode.clone(), f)))
-                        .max_by(|a, b| a.1.msgs_per_s.total_cmp(&b.1.msgs_per_s));
+                        .max_by(|a, b| faster(case, &a.1, &b.1));
                     if let Some((mode, f)) = best {
                         result.best_mode = Some(mode);
                         result.median = Some(f);
@@ -224,6 +226,15 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
     ))
 }
 
+/// Which of two medians is the better figure: for a round trip, whose figure is its latency,
+/// the lower p50; else the higher rate.
+fn faster(case: &Case, a: &Figures, b: &Figures) -> std::cmp::Ordering {
+    match (case.pattern(), a.p50_ns, b.p50_ns) {
+        ("stream-rtt", Some(x), Some(y)) => y.total_cmp(&x),
+        _ => a.msgs_per_s.total_cmp(&b.msgs_per_s),
+    }
+}
+
 enum TrialError {
     Interrupted,
     Failed(String),
@@ -251,7 +262,6 @@ struct Proc {
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<Vec<u8>>>,
     report: Option<RoleReport>,
-    ended: bool,
 }
 
 impl Proc {
@@ -325,11 +335,16 @@ impl Trial<'_> {
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            // SAFETY: prctl is async-signal-safe; a child dies with the driver, even a killed one.
+            // SAFETY: prctl and getppid are async-signal-safe. A child dies with the driver, even
+            // a killed one; a driver that died before the prctl took effect is seen by getppid.
+            let driver = std::process::id() as libc::pid_t;
             unsafe {
-                cmd.pre_exec(|| {
+                cmd.pre_exec(move || {
                     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                         return Err(std::io::Error::last_os_error());
+                    }
+                    if libc::getppid() != driver {
+                        libc::_exit(1);
                     }
                     Ok(())
                 });
@@ -377,7 +392,6 @@ impl Trial<'_> {
                 stdin,
                 stderr,
                 report: None,
-                ended: false,
             });
         }
         drop(tx);
@@ -446,7 +460,6 @@ impl Trial<'_> {
                     if children.procs[i].report.is_none() {
                         return Err(self.died(&mut children, i, "before reporting"));
                     }
-                    children.procs[i].ended = true;
                 }
             }
         }
@@ -459,6 +472,9 @@ impl Trial<'_> {
             loop {
                 match p.child.try_wait() {
                     Ok(Some(status)) if status.success() => break,
+                    Ok(Some(status)) if by_interrupt(status) => {
+                        return Err(TrialError::Interrupted);
+                    }
                     Ok(Some(status)) => {
                         return Err(TrialError::Failed(format!(
                             "{} reported, then {}{}",
@@ -582,6 +598,15 @@ impl Trial<'_> {
             children.procs[i].label()
         ))
     }
+}
+
+/// Whether a child's end is the run's interruption. A Ctrl-C at a terminal reaches the children
+/// too, and may end one before the driver's own handler has run: give the handler a moment.
+fn by_interrupt(status: std::process::ExitStatus) -> bool {
+    if matches!(status.signal(), Some(libc::SIGINT | libc::SIGTERM)) {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    INTERRUPTED.load(Ordering::SeqCst)
 }
 
 fn describe(status: std::process::ExitStatus) -> String {

@@ -10,6 +10,7 @@ mod registry;
 mod report;
 mod results;
 mod table;
+mod taken;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

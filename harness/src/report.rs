@@ -3,47 +3,11 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use std::path::Path;
+
 use crate::cases::{Case, Role};
+use crate::taken::{self, Taken};
 use ipcbench_api::Shape;
-
-/// One producer's messages as one consumer saw them: how many, the sum of their sequence
-/// numbers and the sum of their squares. Summed over consumers, they equal the producer's
-/// 0..n exactly when every message arrived once (a loss and a duplicate can't both hide).
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ProducerSums {
-    pub count: u64,
-    pub sum: u64,
-    pub sum_squares: u128,
-}
-
-impl ProducerSums {
-    #[inline(always)]
-    pub fn add(&mut self, seq: u64) {
-        self.count += 1;
-        self.sum = self.sum.wrapping_add(seq);
-        self.sum_squares = self.sum_squares.wrapping_add(seq as u128 * seq as u128);
-    }
-
-    /// What 0..n gives.
-    pub fn expected(n: u64) -> ProducerSums {
-        let n128 = n as u128;
-        ProducerSums {
-            count: n,
-            sum: (n128 * n128.saturating_sub(1) / 2) as u64,
-            sum_squares: if n == 0 {
-                0
-            } else {
-                (n128 - 1) * n128 * (2 * n128 - 1) / 6
-            },
-        }
-    }
-
-    fn merge(&mut self, other: &ProducerSums) {
-        self.count += other.count;
-        self.sum = self.sum.wrapping_add(other.sum);
-        self.sum_squares = self.sum_squares.wrapping_add(other.sum_squares);
-    }
-}
 
 /// One child's figures for one trial. Driving roles fill the first group, receiving roles the
 /// second; zeros where a field doesn't apply.
@@ -70,9 +34,9 @@ pub struct RoleReport {
     pub latency: Vec<(u64, u64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p50_ns: Option<u64>,
-    /// A consumer's tally per producer.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub per_producer: Vec<ProducerSums>,
+    /// A work queue's consumer: the file of the sequence numbers it took, per producer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_file: Option<String>,
 }
 
 /// The figures of one trial (one run of one case, one library, one receive mode).
@@ -158,6 +122,15 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
                         ),
                     ));
                 }
+                if r.library_lost > 0 && r.library_lost != r.lost {
+                    return Err(broken(
+                        r,
+                        format!(
+                            "the library says {} messages were lost; the sequence numbers say {}",
+                            r.library_lost, r.lost
+                        ),
+                    ));
+                }
                 if lossy && r.received + r.lost > sender.sent {
                     return Err(broken(
                         r,
@@ -207,26 +180,32 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
         Shape::Queue { .. } => {
             let producers = of(reports, Role::Producer);
             let consumers = of(reports, Role::Consumer);
+            let mut sent = vec![0; producers.len()];
             for p in &producers {
-                let mut seen = ProducerSums::default();
-                for c in &consumers {
-                    if let Some(s) = c.per_producer.get(p.index) {
-                        seen.merge(s);
+                match sent.get_mut(p.index) {
+                    Some(n) => *n = p.sent,
+                    None => {
+                        return Err(broken(
+                            p,
+                            format!("producer {} of {}", p.index, producers.len()),
+                        ));
                     }
                 }
-                let want = ProducerSums::expected(p.sent);
-                if seen != want {
-                    let how = if seen.count == want.count {
-                        "as many arrived as were sent, but some twice and others never".to_string()
-                    } else {
-                        format!("{} of its {} messages arrived", seen.count, want.count)
-                    };
-                    return Err(broken(
-                        p,
-                        format!("not every message reached exactly one consumer: {how}"),
-                    ));
-                }
             }
+            let mut taken = Vec::new();
+            for c in &consumers {
+                let file = c
+                    .taken_file
+                    .as_deref()
+                    .ok_or_else(|| broken(c, "no record of the messages taken".into()))?;
+                taken.push(Taken::load(Path::new(file)).map_err(|e| broken(c, format!("{e:#}")))?);
+            }
+            taken::prove(&taken, &sent).map_err(|e| {
+                broken(
+                    consumers[0],
+                    format!("not every message reached exactly one consumer: {e}"),
+                )
+            })?;
             let measured_sent: u64 = producers.iter().map(|p| p.measured).sum();
             let measured_got: u64 = consumers.iter().map(|c| c.received_measured).sum();
             if measured_got != measured_sent {
@@ -267,19 +246,80 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
 mod tests {
     use super::*;
 
+    fn role(role: &str, f: impl FnOnce(&mut RoleReport)) -> RoleReport {
+        let mut r = RoleReport {
+            role: role.into(),
+            window_start_ns: 1_000,
+            window_end_ns: 1_000_001_000,
+            ..Default::default()
+        };
+        f(&mut r);
+        r
+    }
+
+    fn case(name: &str) -> Case {
+        crate::cases::find(name).unwrap()
+    }
+
     #[test]
-    fn sums_tell_exactly_once_from_a_loss_and_a_duplicate() {
-        let mut once = ProducerSums::default();
-        (0..100).for_each(|s| once.add(s));
-        assert_eq!(once, ProducerSums::expected(100));
-        let mut swapped = ProducerSums::default();
-        (0..100)
-            .filter(|&s| s != 40 && s != 60)
-            .for_each(|s| swapped.add(s));
-        swapped.add(30);
-        swapped.add(70); // same count and sum as 40 + 60, other squares
-        assert_ne!(swapped, ProducerSums::expected(100));
-        assert_eq!(ProducerSums::expected(0), ProducerSums::default());
+    fn a_lossless_stream_that_lost_a_message_is_broken() {
+        let sender = role("sender", |r| (r.sent, r.measured) = (100, 80));
+        let whole = role("receiver", |r| {
+            (r.received, r.received_measured) = (100, 80)
+        });
+        let f = figures(&case("stream/16B"), &[sender.clone(), whole]).unwrap();
+        assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
+        let short = role("receiver", |r| (r.received, r.received_measured) = (99, 79));
+        let err = figures(&case("stream/16B"), &[sender, short]).unwrap_err();
+        assert_eq!(err.role, "receiver 0");
+        assert!(
+            err.reason
+                .contains("received 99 messages (79 measured) of the 100 sent"),
+            "{}",
+            err.reason
+        );
+    }
+
+    #[test]
+    fn a_lossy_broadcast_takes_the_slowest_subscriber_and_the_share_lost() {
+        let publisher = role("publisher", |r| (r.sent, r.measured) = (1000, 1000));
+        let a = role("subscriber", |r| {
+            (r.received, r.received_measured, r.lost, r.lost_measured) = (900, 900, 100, 100)
+        });
+        let b = role("subscriber", |r| {
+            (r.received, r.received_measured, r.lost, r.lost_measured) = (700, 700, 300, 300)
+        });
+        let f = figures(
+            &case("broadcast/lossy/4sub/16B"),
+            &[publisher.clone(), a, b.clone()],
+        )
+        .unwrap();
+        assert_eq!(f.msgs_per_s, 700.0);
+        assert_eq!(f.lost_share, Some(0.2));
+        let disagreeing = RoleReport {
+            library_lost: 299,
+            ..b
+        };
+        let err =
+            figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing]).unwrap_err();
+        assert!(
+            err.reason.contains("the library says 299"),
+            "{}",
+            err.reason
+        );
+    }
+
+    #[test]
+    fn a_service_whose_servers_miss_a_request_is_broken() {
+        let client = role("client", |r| (r.sent, r.measured) = (10, 5));
+        let server = role("server", |r| r.received = 9);
+        let err = figures(&case("service/1c1s/16B"), &[client, server]).unwrap_err();
+        assert!(
+            err.reason
+                .contains("servers took 9 requests; clients sent 10"),
+            "{}",
+            err.reason
+        );
     }
 
     #[test]

@@ -504,3 +504,55 @@ fn skip_oversubscribed_leaves_those_cases_out() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_stopped_child_fails_its_case_at_the_deadline() {
+    let _one = serial();
+    let shm_before = shm_entries();
+    let out = out_dir("sigstop");
+    let o = out.to_str().unwrap();
+    let args = [
+        "run",
+        "stream/16B",
+        "--lib",
+        "fastipc",
+        "--runs",
+        "1",
+        "--warmup",
+        "50ms",
+        "--duration",
+        "200ms",
+        "--out",
+        o,
+        "-v",
+    ];
+    let mut driver = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = driver.id();
+    let mut stopped = 0;
+    for line in BufReader::new(driver.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("spawned receiver 0 pid ") && stopped == 0 {
+            stopped = line.rsplit(' ').next().unwrap().parse().unwrap();
+            std::thread::sleep(Duration::from_millis(150));
+            // SAFETY: a pid this test just read.
+            unsafe { libc::kill(stopped, libc::SIGSTOP) };
+        }
+    }
+    let status = driver.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let doc = the_json(&out);
+    let r = results_of(&doc, "stream/16B", "fastipc");
+    assert_eq!(r["status"], "failed");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("deadline passed while running") && reason.contains("receiver 0"),
+        "{reason}"
+    );
+    assert_nothing_left(pid, &shm_before);
+    let _ = std::fs::remove_dir_all(&out);
+}
