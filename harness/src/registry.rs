@@ -1,5 +1,6 @@
 //! The libraries built in: the one place that names each adapter. Adding a library is a crate
-//! under adapters/ and one line in each of the two lists below.
+//! under adapters/, its id in `IDS` and an arm in each of the two matches below (and its
+//! dependency line in harness/Cargo.toml).
 
 use anyhow::{Result, bail};
 use ipcbench_api::LibraryInfo;
