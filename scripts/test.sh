@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-cargo test --release --locked --workspace "$@"
+cargo test --release --locked --workspace --lib --bins --tests "$@"

@@ -297,12 +297,13 @@ fn bad_input_is_refused_with_a_clear_message() {
     assert!(!out.exists(), "refused input starts no run");
 }
 
-/// Starts a verbose run and kills, with SIGKILL, the first child of each listed role once it
-/// is in its measured window. Returns the driver's pid, exit status and stderr.
-fn run_and_kill(
+/// Starts a verbose run and sends `signal` to the first child of each listed role, `after` its
+/// start (in its measured window). Returns the driver's pid, exit status and stderr.
+fn run_and_signal(
     args: &[&str],
-    kill_roles: &[&str],
+    roles: &[&str],
     after: Duration,
+    signal: i32,
 ) -> (u32, std::process::ExitStatus, String) {
     let mut driver = Command::new(BIN)
         .args(args)
@@ -313,7 +314,7 @@ fn run_and_kill(
     let pid = driver.id();
     let stderr = BufReader::new(driver.stderr.take().unwrap());
     let mut text = String::new();
-    let mut pending: Vec<&str> = kill_roles.to_vec();
+    let mut pending: Vec<&str> = roles.to_vec();
     for line in stderr.lines() {
         let line = line.unwrap();
         text.push_str(&line);
@@ -326,7 +327,7 @@ fn run_and_kill(
             pending.remove(pos);
             std::thread::sleep(after);
             // SAFETY: kill with a pid this test just read; the worst case is ESRCH.
-            unsafe { libc::kill(child, libc::SIGKILL) };
+            unsafe { libc::kill(child, signal) };
         }
     }
     (pid, driver.wait().unwrap(), text)
@@ -355,8 +356,12 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
         "-v",
     ];
     // Each stream receiver dies 0.6 s after its start: in its measured window.
-    let (pid, status, stderr) =
-        run_and_kill(&args, &["receiver", "receiver"], Duration::from_millis(600));
+    let (pid, status, stderr) = run_and_signal(
+        &args,
+        &["receiver", "receiver"],
+        Duration::from_millis(600),
+        libc::SIGKILL,
+    );
     assert_eq!(
         status.code(),
         Some(1),
@@ -405,7 +410,12 @@ fn a_killed_subscriber_fails_a_lossless_broadcast() {
         o,
         "-v",
     ];
-    let (pid, status, stderr) = run_and_kill(&args, &["subscriber"], Duration::from_millis(600));
+    let (pid, status, stderr) = run_and_signal(
+        &args,
+        &["subscriber"],
+        Duration::from_millis(600),
+        libc::SIGKILL,
+    );
     assert_eq!(status.code(), Some(1), "{stderr}");
     let doc = the_json(&out);
     let r = results_of(&doc, "broadcast/lossless/1sub/16B", "fastipc");
@@ -526,25 +536,13 @@ fn a_stopped_child_fails_its_case_at_the_deadline() {
         o,
         "-v",
     ];
-    let mut driver = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = driver.id();
-    let mut stopped = 0;
-    for line in BufReader::new(driver.stderr.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if line.contains("spawned receiver 0 pid ") && stopped == 0 {
-            stopped = line.rsplit(' ').next().unwrap().parse().unwrap();
-            std::thread::sleep(Duration::from_millis(150));
-            // SAFETY: a pid this test just read.
-            unsafe { libc::kill(stopped, libc::SIGSTOP) };
-        }
-    }
-    let status = driver.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
+    let (pid, status, stderr) = run_and_signal(
+        &args,
+        &["receiver"],
+        Duration::from_millis(150),
+        libc::SIGSTOP,
+    );
+    assert_eq!(status.code(), Some(1), "{stderr}");
     let doc = the_json(&out);
     let r = results_of(&doc, "stream/16B", "fastipc");
     assert_eq!(r["status"], "failed");
