@@ -56,10 +56,7 @@ impl Role {
 
     /// The roles that drive a case: the driver says "drain" once all of them are done.
     pub fn is_driving(self) -> bool {
-        matches!(
-            self,
-            Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client
-        )
+        matches!(self, Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client)
     }
 }
 
@@ -89,18 +86,15 @@ impl Case {
         match self.shape {
             Shape::Stream => vec![(Role::Receiver, 0), (Role::Sender, 0)],
             Shape::RoundTrip => vec![(Role::Echo, 0), (Role::Pinger, 0)],
-            Shape::Broadcast { subscribers, .. } => std::iter::once((Role::Publisher, 0))
-                .chain(many(Role::Subscriber, subscribers))
-                .collect(),
-            Shape::Queue {
-                producers,
-                consumers,
-            } => many(Role::Producer, producers)
-                .chain(many(Role::Consumer, consumers))
-                .collect(),
-            Shape::Service { clients, servers } => many(Role::Server, servers)
-                .chain(many(Role::Client, clients))
-                .collect(),
+            Shape::Broadcast { subscribers, .. } => {
+                std::iter::once((Role::Publisher, 0)).chain(many(Role::Subscriber, subscribers)).collect()
+            }
+            Shape::Queue { producers, consumers } => {
+                many(Role::Producer, producers).chain(many(Role::Consumer, consumers)).collect()
+            }
+            Shape::Service { clients, servers } => {
+                many(Role::Server, servers).chain(many(Role::Client, clients)).collect()
+            }
         }
     }
 
@@ -156,10 +150,7 @@ pub fn matrix() -> Vec<Case> {
 fn parse(text: &str) -> Result<Vec<Case>> {
     let file: MatrixFile = toml::from_str(text).context("cases/matrix.toml")?;
     if let Some(bad) = file.sizes.iter().find(|&&s| s < crate::message::HEADER) {
-        bail!(
-            "message size {bad} is below the {}-byte header",
-            crate::message::HEADER
-        );
+        bail!("message size {bad} is below the {}-byte header", crate::message::HEADER);
     }
     let mut cases = Vec::new();
     for entry in &file.case {
@@ -186,19 +177,14 @@ fn parse(text: &str) -> Result<Vec<Case>> {
                 for &[producers, consumers] in &entry.shapes {
                     shapes.push((
                         format!("queue/{producers}x{consumers}"),
-                        Shape::Queue {
-                            producers,
-                            consumers,
-                        },
+                        Shape::Queue { producers, consumers },
                     ));
                 }
             }
             "service" => {
                 for &[clients, servers] in &entry.shapes {
-                    shapes.push((
-                        format!("service/{clients}c{servers}s"),
-                        Shape::Service { clients, servers },
-                    ));
+                    shapes
+                        .push((format!("service/{clients}c{servers}s"), Shape::Service { clients, servers }));
                 }
             }
             other => {
@@ -210,11 +196,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         }
         for (prefix, shape) in shapes {
             for &size in &file.sizes {
-                cases.push(Case {
-                    name: format!("{prefix}/{}", size_label(size)),
-                    shape,
-                    size,
-                });
+                cases.push(Case { name: format!("{prefix}/{}", size_label(size)), shape, size });
             }
         }
     }
@@ -236,11 +218,8 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 
 /// The names closest to `wanted`, for an error message.
 pub fn near_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut scored: Vec<(f64, &str)> = names
-        .into_iter()
-        .map(|n| (strsim::jaro_winkler(wanted, n), n))
-        .filter(|(s, _)| *s > 0.75)
-        .collect();
+    let mut scored: Vec<(f64, &str)> =
+        names.into_iter().map(|n| (strsim::jaro_winkler(wanted, n), n)).filter(|(s, _)| *s > 0.75).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     scored.into_iter().take(4).map(|(_, n)| n).collect()
 }
@@ -258,10 +237,7 @@ pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
             let hint = if near.is_empty() {
                 "`ipcbench list` shows every case".to_string()
             } else {
-                format!(
-                    "did you mean {}? (`ipcbench list` shows every case)",
-                    near.join(", ")
-                )
+                format!("did you mean {}? (`ipcbench list` shows every case)", near.join(", "))
             };
             bail!("unknown case {w:?}: {hint}");
         }
@@ -303,10 +279,7 @@ mod tests {
             "service/4c1s/16B",
             "service/4c4s/1KiB",
         ] {
-            assert!(
-                names.iter().any(|n| n == expected),
-                "{expected} missing from {names:?}"
-            );
+            assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
         }
         assert_eq!(names.len(), 22);
     }
@@ -315,12 +288,7 @@ mod tests {
     fn globs_and_near_matches() {
         let all = matrix();
         assert_eq!(select(&all, &["stream/*".into()]).unwrap().len(), 2);
-        assert_eq!(
-            select(&all, &["broadcast/*/4sub/16B".into()])
-                .unwrap()
-                .len(),
-            2
-        );
+        assert_eq!(select(&all, &["broadcast/*/4sub/16B".into()]).unwrap().len(), 2);
         let err = select(&all, &["stream/16".into()]).unwrap_err().to_string();
         assert!(err.contains("stream/16B"), "{err}");
     }

@@ -86,44 +86,22 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     };
     let size = case.size;
     let me = args.index as u32;
-    let context = || {
-        format!(
-            "{} {} {} of {}",
-            L::info().id,
-            args.role.as_str(),
-            args.index,
-            case.name
-        )
-    };
+    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
     let report = match args.role {
-        Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| {
-            send_loop(tx, size, me, w)
-        }),
-        Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _| {
-            receive_loop(rx, size, Ordered::default())
-        }),
-        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w| {
-            call_loop(ep, size, me, w)
-        }),
-        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _| {
-            echo_loop(ep, size)
-        }),
-        Role::Publisher => lead(L::publisher(&setup), args, |tx, w| {
-            send_loop(tx, size, me, w)
-        }),
+        Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| send_loop(tx, size, me, w)),
+        Role::Receiver => {
+            lead(L::stream(&setup, Side::Accept), args, |rx, _| receive_loop(rx, size, Ordered::default()))
+        }
+        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w| call_loop(ep, size, me, w)),
+        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _| echo_loop(ep, size)),
+        Role::Publisher => lead(L::publisher(&setup), args, |tx, w| send_loop(tx, size, me, w)),
         Role::Subscriber => match case.shape {
             ipcbench_api::Shape::Broadcast { lossy: true, .. } => {
-                lead(L::subscriber(&setup), args, |rx, _| {
-                    receive_loop(rx, size, Lossy::default())
-                })
+                lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Lossy::default()))
             }
-            _ => lead(L::subscriber(&setup), args, |rx, _| {
-                receive_loop(rx, size, Ordered::default())
-            }),
+            _ => lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Ordered::default())),
         },
-        Role::Producer => lead(L::producer(&setup), args, |tx, w| {
-            send_loop(tx, size, me, w)
-        }),
+        Role::Producer => lead(L::producer(&setup), args, |tx, w| send_loop(tx, size, me, w)),
         Role::Consumer => {
             let producers = match case.shape {
                 ipcbench_api::Shape::Queue { producers, .. } => producers,
@@ -131,14 +109,7 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
             };
             lead(L::consumer(&setup), args, |rx, _| {
                 let file = args.dir.join(format!("taken-consumer-{}", args.index));
-                receive_loop(
-                    rx,
-                    size,
-                    Tally {
-                        taken: Taken::new(producers),
-                        file,
-                    },
-                )
+                receive_loop(rx, size, Tally { taken: Taken::new(producers), file })
             })
         }
         Role::Client => lead(L::client(&setup), args, |ep, w| call_loop(ep, size, me, w)),
@@ -153,10 +124,7 @@ fn lead<E>(
     args: &ChildArgs,
     body: impl FnOnce(&mut E, Window) -> Result<RoleReport>,
 ) -> Result<()> {
-    let Opened {
-        mut endpoint,
-        owner,
-    } = opened.context("set-up")?;
+    let Opened { mut endpoint, owner } = opened.context("set-up")?;
     let stdout = std::io::stdout();
     writeln!(stdout.lock(), "ready")?;
     let mut line = String::new();
@@ -170,12 +138,7 @@ fn lead<E>(
     // driving role is done ("drain"), or the driver is gone (end of input).
     let control = std::thread::spawn(move || {
         let mut line = String::new();
-        while std::io::stdin()
-            .lock()
-            .read_line(&mut line)
-            .is_ok_and(|n| n > 0)
-            && line.trim() != "drain"
-        {
+        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
             line.clear();
         }
         drop(owner);
@@ -191,9 +154,7 @@ fn lead<E>(
     report.role = args.role.as_str().into();
     report.index = args.index;
     writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
-    control
-        .join()
-        .map_err(|_| anyhow!("the control thread panicked"))?;
+    control.join().map_err(|_| anyhow!("the control thread panicked"))?;
     Ok(())
 }
 
@@ -229,8 +190,7 @@ fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleR
             }
         }
         message::stamp(&mut buf, seq, phase);
-        tx.send(&buf)
-            .with_context(|| format!("sending message {seq}"))?;
+        tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
         seq += 1;
     }
     report.sent = seq;
@@ -291,16 +251,9 @@ impl Check for Lossy {
 #[cold]
 fn out_of_order(h: Header, expected: u64, gaps: &str) -> anyhow::Error {
     if h.sender != 0 {
-        anyhow!(
-            "message {} names sender {}, but this channel has one sender, 0",
-            h.seq,
-            h.sender
-        )
+        anyhow!("message {} names sender {}, but this channel has one sender, 0", h.seq, h.sender)
     } else if h.seq < expected {
-        anyhow!(
-            "message {} arrived again or out of order: message {expected} was expected",
-            h.seq
-        )
+        anyhow!("message {} arrived again or out of order: message {expected} was expected", h.seq)
     } else {
         anyhow!(
             "message {} arrived where {expected} was expected: {} messages {gaps}",
@@ -337,9 +290,9 @@ fn receive_loop<R: Rx, C: Check>(rx: &mut R, size: usize, mut check: C) -> Resul
     loop {
         match rx.recv(&mut buf)? {
             Received::Message(n) => {
-                let msg = buf.get(..n).ok_or_else(|| {
-                    anyhow!("the adapter reported {n} bytes in a {size}-byte buffer")
-                })?;
+                let msg = buf
+                    .get(..n)
+                    .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
                 let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
                 check.see(h, &mut report)?;
                 report.received += 1;
@@ -370,13 +323,9 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
     let mut last = message::now_ns();
     loop {
         message::stamp(&mut request, seq, phase);
-        ep.send(&request)
-            .with_context(|| format!("sending request {seq}"))?;
+        ep.send(&request).with_context(|| format!("sending request {seq}"))?;
         let n = loop {
-            match ep
-                .recv(&mut reply)
-                .with_context(|| format!("receiving the reply to request {seq}"))?
-            {
+            match ep.recv(&mut reply).with_context(|| format!("receiving the reply to request {seq}"))? {
                 Received::Message(n) => break n,
                 Received::Empty => {}
                 Received::Lost(_) | Received::Closed => {
@@ -389,8 +338,7 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
         let msg = reply
             .get(..n)
             .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
-        let h =
-            message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
+        let h = message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
         if h.seq != seq - 1 || h.sender != me {
             bail!(
                 "request {} of client {me} got the reply to request {} of client {}",
@@ -413,10 +361,7 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
         last = now;
     }
     report.sent = seq;
-    report.latency = hist
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect();
+    report.latency = hist.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
     report.p50_ns = Some(hist.value_at_quantile(0.5));
     Ok(report)
 }
@@ -429,11 +374,10 @@ fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
     loop {
         match ep.recv(&mut buf)? {
             Received::Message(n) => {
-                let msg = buf.get(..n).ok_or_else(|| {
-                    anyhow!("the adapter reported {n} bytes in a {size}-byte buffer")
-                })?;
-                ep.send(msg)
-                    .with_context(|| format!("replying to request {}", report.received))?;
+                let msg = buf
+                    .get(..n)
+                    .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+                ep.send(msg).with_context(|| format!("replying to request {}", report.received))?;
                 report.received += 1;
             }
             Received::Empty => {}

@@ -64,9 +64,7 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
     let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let path = opts
-        .out
-        .join(format!("run-{}.json", started.replace(':', "-")));
+    let path = opts.out.join(format!("run-{}.json", started.replace(':', "-")));
     // Short: a Unix socket's path must fit in 108 bytes.
     let tag = format!("ipcb{}", std::process::id());
     let dir = RunDir(std::env::temp_dir().join(&tag));
@@ -133,23 +131,15 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
                 result.reason = Some(support.text().into());
             } else if result.oversubscribed && opts.skip_oversubscribed {
                 result.status = "skipped".into();
-                result.reason = Some(format!(
-                    "oversubscribed: {processes} processes on {cores} cores"
-                ));
+                result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
             } else {
                 for &mode in lib.modes {
-                    let mut mode_result = ModeResult {
-                        mode: mode.as_str().into(),
-                        runs: Vec::new(),
-                        median: None,
-                    };
+                    let mut mode_result =
+                        ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
                     for run_no in 1..=opts.runs {
                         trial_no += 1;
                         if opts.verbose {
-                            eprintln!(
-                                "  {} {} {mode} run {run_no}/{}",
-                                case.name, lib.id, opts.runs
-                            );
+                            eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
                         }
                         let trial = Trial {
                             case,
@@ -164,22 +154,19 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
                             Ok(record) => mode_result.runs.push(record),
                             Err(TrialError::Interrupted) => {
                                 result.status = "interrupted".into();
-                                result.reason =
-                                    Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                                result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
                                 result.modes.push(mode_result);
                                 doc.results.push(result);
                                 break 'cases;
                             }
                             Err(TrialError::Failed(reason)) => {
                                 result.status = "failed".into();
-                                result.reason =
-                                    Some(format!("{mode} receive, run {run_no}: {reason}"));
+                                result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
                                 break;
                             }
                         }
                     }
-                    let figures: Vec<Figures> =
-                        mode_result.runs.iter().map(|r| r.figures).collect();
+                    let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
                     mode_result.median = report::median(&figures);
                     result.modes.push(mode_result);
                     if result.status != "ok" {
@@ -206,24 +193,11 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
         }
     }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
-    doc.status = if interrupted {
-        "interrupted"
-    } else {
-        "complete"
-    }
-    .into();
-    doc.finished =
-        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    doc.status = if interrupted { "interrupted" } else { "complete" }.into();
+    doc.finished = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
     results::write_atomically(&doc, &path)?;
     println!("{}", table::medians(&doc));
-    Ok((
-        if interrupted {
-            Outcome::Interrupted
-        } else {
-            Outcome::Complete { failed }
-        },
-        path,
-    ))
+    Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
 }
 
 /// Which of two medians is the better figure: for a round trip, whose figure is its latency,
@@ -277,9 +251,7 @@ impl Proc {
             return String::new();
         }
         let start = text.len().saturating_sub(STDERR_TAIL);
-        let start = (start..text.len())
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
+        let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(0);
         format!(": {}", text[start..].replace('\n', " | "))
     }
 }
@@ -311,8 +283,8 @@ impl Trial<'_> {
     }
 
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
+        let exe =
+            std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
         let name = format!("{}t{}", self.tag, self.number);
@@ -349,9 +321,9 @@ impl Trial<'_> {
                     Ok(())
                 });
             }
-            let mut child = cmd.spawn().map_err(|e| {
-                TrialError::Failed(format!("starting {} {index}: {e}", role.as_str()))
-            })?;
+            let mut child = cmd
+                .spawn()
+                .map_err(|e| TrialError::Failed(format!("starting {} {index}: {e}", role.as_str())))?;
             if self.opts.verbose {
                 eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
             }
@@ -385,14 +357,7 @@ impl Trial<'_> {
                 let _ = lines.send(Event::End(i));
             });
             let stdin = child.stdin.take();
-            children.procs.push(Proc {
-                role,
-                index,
-                child,
-                stdin,
-                stderr,
-                report: None,
-            });
+            children.procs.push(Proc { role, index, child, stdin, stderr, report: None });
         }
         drop(tx);
 
@@ -410,10 +375,8 @@ impl Trial<'_> {
         // Go: one start instant for all, a little ahead so every child is waiting for it.
         let start = message::now_ns() + 20_000_000;
         for p in &mut children.procs {
-            let ok = p
-                .stdin
-                .as_mut()
-                .is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
+            let ok =
+                p.stdin.as_mut().is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
             if !ok {
                 return Err(TrialError::Failed(format!(
                     "{} closed its input before the start{}",
@@ -423,11 +386,7 @@ impl Trial<'_> {
             }
         }
         let run_deadline = Instant::now() + self.opts.warmup + self.opts.duration + GRACE;
-        let driving = children
-            .procs
-            .iter()
-            .filter(|p| p.role.is_driving())
-            .count();
+        let driving = children.procs.iter().filter(|p| p.role.is_driving()).count();
         let mut reported_driving = 0;
         let mut reported = 0;
         while reported < children.procs.len() {
@@ -483,44 +442,25 @@ impl Trial<'_> {
                             p.stderr_tail()
                         )));
                     }
-                    Ok(None)
-                        if Instant::now() < exit_deadline
-                            && !INTERRUPTED.load(Ordering::SeqCst) =>
-                    {
+                    Ok(None) if Instant::now() < exit_deadline && !INTERRUPTED.load(Ordering::SeqCst) => {
                         std::thread::sleep(Duration::from_millis(2));
                     }
                     Ok(None) if INTERRUPTED.load(Ordering::SeqCst) => {
                         return Err(TrialError::Interrupted);
                     }
                     Ok(None) => {
-                        return Err(TrialError::Failed(format!(
-                            "{} reported but did not exit",
-                            p.label()
-                        )));
+                        return Err(TrialError::Failed(format!("{} reported but did not exit", p.label())));
                     }
                     Err(e) => {
-                        return Err(TrialError::Failed(format!(
-                            "waiting for {}: {e}",
-                            p.label()
-                        )));
+                        return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label())));
                     }
                 }
             }
         }
-        let roles: Vec<RoleReport> = children
-            .procs
-            .iter_mut()
-            .filter_map(|p| p.report.take())
-            .collect();
+        let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
         let figures = report::figures(self.case, &roles)
             .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
-        let roles = roles
-            .into_iter()
-            .map(|r| RoleReport {
-                latency: Vec::new(),
-                ..r
-            })
-            .collect();
+        let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
         Ok(RunRecord { figures, roles })
     }
 
@@ -541,13 +481,7 @@ impl Trial<'_> {
                 let waiting: Vec<String> = children
                     .procs
                     .iter()
-                    .filter(|p| {
-                        if stage == "running" {
-                            p.report.is_none()
-                        } else {
-                            true
-                        }
-                    })
+                    .filter(|p| if stage == "running" { p.report.is_none() } else { true })
                     .map(|p| format!("{}{}", p.label(), p.stderr_tail()))
                     .collect();
                 return Err(TrialError::Failed(format!(
@@ -564,9 +498,7 @@ impl Trial<'_> {
                 Ok(ev) => return Ok(ev),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(TrialError::Failed(format!(
-                        "every child's output closed while {stage}"
-                    )));
+                    return Err(TrialError::Failed(format!("every child's output closed while {stage}")));
                 }
             }
         }
@@ -582,9 +514,7 @@ impl Trial<'_> {
         let status = loop {
             match p.child.try_wait() {
                 Ok(Some(s)) => break describe(s),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
                 _ => break "closed its output".to_string(),
             }
         };
@@ -634,17 +564,10 @@ fn signal_name(sig: i32) -> &'static str {
 pub fn libraries(wanted: Option<&str>) -> Result<Vec<LibraryInfo>> {
     let ids: Vec<&str> = match wanted {
         None => registry::IDS.to_vec(),
-        Some(list) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect(),
+        Some(list) => list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect(),
     };
     if ids.is_empty() {
-        anyhow::bail!(
-            "--lib names no library: the libraries built in are {}",
-            registry::IDS.join(", ")
-        );
+        anyhow::bail!("--lib names no library: the libraries built in are {}", registry::IDS.join(", "));
     }
     let mut out: Vec<LibraryInfo> = Vec::new();
     for id in ids {

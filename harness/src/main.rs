@@ -22,11 +22,7 @@ use clap::{Parser, Subcommand};
 use ipcbench_api::RecvMode;
 
 #[derive(Parser)]
-#[command(
-    name = "ipcbench",
-    version,
-    about = "Measures inter-process communication libraries side by side"
-)]
+#[command(name = "ipcbench", version, about = "Measures inter-process communication libraries side by side")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -91,9 +87,8 @@ enum Command {
 }
 
 fn duration(flag: &str, text: &str) -> Result<Duration> {
-    let d = humantime::parse_duration(text).map_err(|e| {
-        anyhow!("--{flag} {text:?} is not a duration ({e}); write it as 1s, 300ms or 2m")
-    })?;
+    let d = humantime::parse_duration(text)
+        .map_err(|e| anyhow!("--{flag} {text:?} is not a duration ({e}); write it as 1s, 300ms or 2m"))?;
     Ok(d)
 }
 
@@ -120,9 +115,7 @@ fn main() -> ExitCode {
             verbose,
         } => {
             let options = (|| -> Result<driver::Options> {
-                let runs: u32 = runs
-                    .parse()
-                    .map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
+                let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
                 if runs == 0 {
                     bail!("--runs 0: at least one run is needed for a figure");
                 }
@@ -154,17 +147,11 @@ fn main() -> ExitCode {
             match driver::run(&options) {
                 Ok((driver::Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
                 Ok((driver::Outcome::Complete { failed }, path)) => {
-                    eprintln!(
-                        "ipcbench: {failed} case(s) failed; the reasons are in {}",
-                        path.display()
-                    );
+                    eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
                     ExitCode::from(1)
                 }
                 Ok((driver::Outcome::Interrupted, path)) => {
-                    eprintln!(
-                        "ipcbench: interrupted; the cases done are in {}",
-                        path.display()
-                    );
+                    eprintln!("ipcbench: interrupted; the cases done are in {}", path.display());
                     ExitCode::from(driver::EXIT_INTERRUPTED as u8)
                 }
                 Err(e) => fail(e),
@@ -186,11 +173,9 @@ fn main() -> ExitCode {
                 Ok(child::ChildArgs {
                     library: lib,
                     case,
-                    role: cases::Role::parse(&role)
-                        .ok_or_else(|| anyhow!("unknown role {role:?}"))?,
+                    role: cases::Role::parse(&role).ok_or_else(|| anyhow!("unknown role {role:?}"))?,
                     index,
-                    mode: RecvMode::parse(&mode)
-                        .ok_or_else(|| anyhow!("unknown receive mode {mode:?}"))?,
+                    mode: RecvMode::parse(&mode).ok_or_else(|| anyhow!("unknown receive mode {mode:?}"))?,
                     name,
                     dir,
                     warmup: Duration::from_nanos(warmup_ns),

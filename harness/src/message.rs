@@ -39,18 +39,13 @@ pub struct Header {
 #[inline(always)]
 pub fn read(msg: &[u8], expected_len: usize) -> Result<Header, String> {
     if msg.len() != expected_len {
-        return Err(format!(
-            "a message of {} bytes where {expected_len} were sent",
-            msg.len()
-        ));
+        return Err(format!("a message of {} bytes where {expected_len} were sent", msg.len()));
     }
     let seq = u64::from_le_bytes(msg[..8].try_into().unwrap());
     let sender = u32::from_le_bytes(msg[8..12].try_into().unwrap());
     let phase = msg[12];
     if msg[expected_len - 1] != check_byte(seq) || phase > MEASURED {
-        return Err(format!(
-            "message {seq} from sender {sender} is corrupt (phase or last byte wrong)"
-        ));
+        return Err(format!("message {seq} from sender {sender} is corrupt (phase or last byte wrong)"));
     }
     Ok(Header { seq, sender, phase })
 }
@@ -59,10 +54,7 @@ pub fn read(msg: &[u8], expected_len: usize) -> Result<Header, String> {
 /// start instant means the same to every child.
 #[inline(always)]
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is valid for a write; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -77,14 +69,7 @@ mod tests {
         let mut buf = vec![0u8; 16];
         init(&mut buf, 3);
         stamp(&mut buf, 0x1234_5678_9abc, MEASURED);
-        assert_eq!(
-            read(&buf, 16),
-            Ok(Header {
-                seq: 0x1234_5678_9abc,
-                sender: 3,
-                phase: MEASURED
-            })
-        );
+        assert_eq!(read(&buf, 16), Ok(Header { seq: 0x1234_5678_9abc, sender: 3, phase: MEASURED }));
         let mut big = vec![0u8; 1024];
         init(&mut big, 0);
         stamp(&mut big, 7, WARMUP);

@@ -32,15 +32,8 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
 
 pub fn unknown(id: &str) -> String {
     let near = cases::near_matches(id, IDS.iter().copied());
-    let hint = if near.is_empty() {
-        String::new()
-    } else {
-        format!("did you mean {}? ", near.join(", "))
-    };
-    format!(
-        "unknown library {id:?}: {hint}the libraries built in are {}",
-        IDS.join(", ")
-    )
+    let hint = if near.is_empty() { String::new() } else { format!("did you mean {}? ", near.join(", ")) };
+    format!("unknown library {id:?}: {hint}the libraries built in are {}", IDS.join(", "))
 }
 
 #[cfg(test)]

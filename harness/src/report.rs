@@ -62,10 +62,7 @@ pub struct Broken {
 }
 
 fn broken(report: &RoleReport, reason: String) -> Broken {
-    Broken {
-        role: format!("{} {}", report.role, report.index),
-        reason,
-    }
+    Broken { role: format!("{} {}", report.role, report.index), reason }
 }
 
 fn of(reports: &[RoleReport], role: Role) -> Vec<&RoleReport> {
@@ -77,8 +74,7 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
     let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
     for r in reports {
         for &(value, count) in &r.latency {
-            h.record_n(value, count)
-                .expect("an auto-resizing histogram takes any value");
+            h.record_n(value, count).expect("an auto-resizing histogram takes any value");
         }
     }
     h
@@ -86,17 +82,12 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
 
 /// Checks the trial's reports against each other and computes its figures.
 pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
-    let driving: Vec<&RoleReport> = reports
-        .iter()
-        .filter(|r| Role::parse(&r.role).is_some_and(Role::is_driving))
-        .collect();
+    let driving: Vec<&RoleReport> =
+        reports.iter().filter(|r| Role::parse(&r.role).is_some_and(Role::is_driving)).collect();
     let start = driving.iter().map(|r| r.window_start_ns).min().unwrap_or(0);
     let end = driving.iter().map(|r| r.window_end_ns).max().unwrap_or(0);
     let Some(first) = driving.first() else {
-        return Err(Broken {
-            role: "driver".into(),
-            reason: "no sending role reported".into(),
-        });
+        return Err(Broken { role: "driver".into(), reason: "no sending role reported".into() });
     };
     if end <= start {
         return Err(broken(first, "the measured window is empty".into()));
@@ -134,27 +125,16 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
                 if lossy && r.received + r.lost > sender.sent {
                     return Err(broken(
                         r,
-                        format!(
-                            "{} received and {} lost of {} sent",
-                            r.received, r.lost, sender.sent
-                        ),
+                        format!("{} received and {} lost of {} sent", r.received, r.lost, sender.sent),
                     ));
                 }
             }
-            let slowest = receivers
-                .iter()
-                .map(|r| r.received_measured)
-                .min()
-                .unwrap_or(0);
+            let slowest = receivers.iter().map(|r| r.received_measured).min().unwrap_or(0);
             out.msgs_per_s = rate(slowest);
             if lossy {
                 let lost: u64 = receivers.iter().map(|r| r.lost_measured).sum();
                 let got: u64 = receivers.iter().map(|r| r.received_measured).sum();
-                out.lost_share = Some(if lost + got == 0 {
-                    0.0
-                } else {
-                    lost as f64 / (lost + got) as f64
-                });
+                out.lost_share = Some(if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 });
             }
         }
         Shape::RoundTrip | Shape::Service { .. } => {
@@ -185,10 +165,7 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
                 match sent.get_mut(p.index) {
                     Some(n) => *n = p.sent,
                     None => {
-                        return Err(broken(
-                            p,
-                            format!("producer {} of {}", p.index, producers.len()),
-                        ));
+                        return Err(broken(p, format!("producer {} of {}", p.index, producers.len())));
                     }
                 }
             }
@@ -201,10 +178,7 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
                 taken.push(Taken::load(Path::new(file)).map_err(|e| broken(c, format!("{e:#}")))?);
             }
             taken::prove(&taken, &sent).map_err(|e| {
-                broken(
-                    consumers[0],
-                    format!("not every message reached exactly one consumer: {e}"),
-                )
+                broken(consumers[0], format!("not every message reached exactly one consumer: {e}"))
             })?;
             let measured_sent: u64 = producers.iter().map(|p| p.measured).sum();
             let measured_got: u64 = consumers.iter().map(|c| c.received_measured).sum();
@@ -228,11 +202,7 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        Some(if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        })
+        Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
     }
     Some(Figures {
         msgs_per_s: med(runs.iter().map(|f| f.msgs_per_s).collect())?,
@@ -264,20 +234,13 @@ mod tests {
     #[test]
     fn a_lossless_stream_that_lost_a_message_is_broken() {
         let sender = role("sender", |r| (r.sent, r.measured) = (100, 80));
-        let whole = role("receiver", |r| {
-            (r.received, r.received_measured) = (100, 80)
-        });
+        let whole = role("receiver", |r| (r.received, r.received_measured) = (100, 80));
         let f = figures(&case("stream/16B"), &[sender.clone(), whole]).unwrap();
         assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
         let short = role("receiver", |r| (r.received, r.received_measured) = (99, 79));
         let err = figures(&case("stream/16B"), &[sender, short]).unwrap_err();
         assert_eq!(err.role, "receiver 0");
-        assert!(
-            err.reason
-                .contains("received 99 messages (79 measured) of the 100 sent"),
-            "{}",
-            err.reason
-        );
+        assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
     }
 
     #[test]
@@ -289,24 +252,12 @@ mod tests {
         let b = role("subscriber", |r| {
             (r.received, r.received_measured, r.lost, r.lost_measured) = (700, 700, 300, 300)
         });
-        let f = figures(
-            &case("broadcast/lossy/4sub/16B"),
-            &[publisher.clone(), a, b.clone()],
-        )
-        .unwrap();
+        let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()]).unwrap();
         assert_eq!(f.msgs_per_s, 700.0);
         assert_eq!(f.lost_share, Some(0.2));
-        let disagreeing = RoleReport {
-            library_lost: 299,
-            ..b
-        };
-        let err =
-            figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing]).unwrap_err();
-        assert!(
-            err.reason.contains("the library says 299"),
-            "{}",
-            err.reason
-        );
+        let disagreeing = RoleReport { library_lost: 299, ..b };
+        let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing]).unwrap_err();
+        assert!(err.reason.contains("the library says 299"), "{}", err.reason);
     }
 
     #[test]
@@ -314,20 +265,12 @@ mod tests {
         let client = role("client", |r| (r.sent, r.measured) = (10, 5));
         let server = role("server", |r| r.received = 9);
         let err = figures(&case("service/1c1s/16B"), &[client, server]).unwrap_err();
-        assert!(
-            err.reason
-                .contains("servers took 9 requests; clients sent 10"),
-            "{}",
-            err.reason
-        );
+        assert!(err.reason.contains("servers took 9 requests; clients sent 10"), "{}", err.reason);
     }
 
     #[test]
     fn medians_take_the_middle_run() {
-        let f = |r| Figures {
-            msgs_per_s: r,
-            ..Default::default()
-        };
+        let f = |r| Figures { msgs_per_s: r, ..Default::default() };
         assert_eq!(median(&[f(3.0), f(1.0), f(2.0)]).unwrap().msgs_per_s, 2.0);
         assert_eq!(median(&[f(1.0), f(2.0)]).unwrap().msgs_per_s, 1.5);
         assert!(median(&[]).is_none());

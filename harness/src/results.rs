@@ -72,10 +72,7 @@ pub struct LibraryRecord {
 impl LibraryRecord {
     pub fn new(info: &LibraryInfo) -> Self {
         let c = &info.capabilities;
-        let cap = |s: Support| Capability {
-            supported: s.is_yes(),
-            text: s.text().into(),
-        };
+        let cap = |s: Support| Capability { supported: s.is_yes(), text: s.text().into() };
         LibraryRecord {
             id: info.id.into(),
             name: info.name.into(),
@@ -93,11 +90,7 @@ impl LibraryRecord {
             .into_iter()
             .map(|(k, s)| (k.to_string(), cap(s)))
             .collect(),
-            configuration: info
-                .configuration
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
+            configuration: info.configuration.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
         }
     }
 }
@@ -149,8 +142,7 @@ pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
     f.write_all(text.as_bytes())?;
     f.write_all(b"\n")?;
     f.sync_all()?;
-    fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
     Ok(())
 }
 
@@ -179,16 +171,11 @@ impl Machine {
         };
         let hypervisor = field("flags")
             .filter(|f| f.split_whitespace().any(|x| x == "hypervisor"))
-            .map(|_| {
-                detect("--vm")
-                    .unwrap_or_else(|| "yes (the CPU says so; which one is unknown)".into())
-            });
+            .map(|_| detect("--vm").unwrap_or_else(|| "yes (the CPU says so; which one is unknown)".into()));
         let os = read("/etc/os-release")
             .and_then(|t| {
-                t.lines().find_map(|l| {
-                    l.strip_prefix("PRETTY_NAME=")
-                        .map(|v| v.trim_matches('"').to_string())
-                })
+                t.lines()
+                    .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
             })
             .unwrap_or_else(|| "unknown".into());
         let memory_bytes = read("/proc/meminfo")

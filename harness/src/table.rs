@@ -59,10 +59,7 @@ pub fn progress_line(r: &CaseResult) -> String {
             let modes: Vec<String> = r
                 .modes
                 .iter()
-                .filter_map(|m| {
-                    m.median
-                        .map(|f| format!("{} {}", m.mode, rate(f.msgs_per_s)))
-                })
+                .filter_map(|m| m.median.map(|f| format!("{} {}", m.mode, rate(f.msgs_per_s))))
                 .collect();
             format!(
                 "{} [best: {}; {}]",
@@ -72,11 +69,7 @@ pub fn progress_line(r: &CaseResult) -> String {
             )
         }
         "unsupported" => format!("— ({})", r.reason.as_deref().unwrap_or("")),
-        _ => format!(
-            "{}: {}",
-            r.status.to_uppercase(),
-            r.reason.as_deref().unwrap_or("")
-        ),
+        _ => format!("{}: {}", r.status.to_uppercase(), r.reason.as_deref().unwrap_or("")),
     };
     let over = if r.oversubscribed {
         format!(" (oversubscribed: {} processes)", r.processes)
@@ -89,11 +82,7 @@ pub fn progress_line(r: &CaseResult) -> String {
 fn render(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].chars().count()])
-                .max()
-                .unwrap_or(0)
+            rows.iter().map(|r| r[i].chars().count()).chain([header[i].chars().count()]).max().unwrap_or(0)
         })
         .collect();
     let line = |cells: &[String]| {
@@ -105,14 +94,7 @@ fn render(header: &[String], rows: &[Vec<String>]) -> String {
         format!("| {} |", padded.join(" | "))
     };
     let mut out = vec![line(header)];
-    out.push(format!(
-        "|{}|",
-        widths
-            .iter()
-            .map(|w| "-".repeat(w + 2))
-            .collect::<Vec<_>>()
-            .join("|")
-    ));
+    out.push(format!("|{}|", widths.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|")));
     out.extend(rows.iter().map(|r| line(r)));
     out.join("\n")
 }
@@ -126,9 +108,8 @@ pub fn medians(doc: &Document) -> String {
             cases.push(&r.case);
         }
     }
-    let header: Vec<String> = std::iter::once("case".to_string())
-        .chain(libs.iter().map(|l| l.to_string()))
-        .collect();
+    let header: Vec<String> =
+        std::iter::once("case".to_string()).chain(libs.iter().map(|l| l.to_string())).collect();
     let rows: Vec<Vec<String>> = cases
         .iter()
         .map(|c| {
@@ -168,22 +149,11 @@ pub fn capabilities(libs: &[LibraryInfo]) -> String {
     let mut notes = Vec::new();
     for l in libs {
         let c = &l.capabilities;
-        let row = [
-            c.stream,
-            c.round_trip,
-            c.broadcast_lossless,
-            c.broadcast_lossy,
-            c.queue,
-            c.service,
-            c.batch,
-        ];
+        let row =
+            [c.stream, c.round_trip, c.broadcast_lossless, c.broadcast_lossy, c.queue, c.service, c.batch];
         let mut cells = vec![l.id.to_string()];
         for (support, col) in row.iter().zip(&header[1..]) {
-            cells.push(if support.is_yes() {
-                "yes".into()
-            } else {
-                "—".into()
-            });
+            cells.push(if support.is_yes() { "yes".into() } else { "—".into() });
             notes.push(format!(
                 "  {} {col}: {}{}",
                 l.id,
@@ -200,22 +170,12 @@ pub fn list(cases: &[Case], libs: &[LibraryInfo], cores: usize) -> String {
     let mut out = String::from("Cases (processes; * more than this machine's cores):\n");
     for c in cases {
         let n = c.roles().len();
-        out.push_str(&format!(
-            "  {:<32} {n}{}\n",
-            c.name,
-            if n > cores { " *" } else { "" }
-        ));
+        out.push_str(&format!("  {:<32} {n}{}\n", c.name, if n > cores { " *" } else { "" }));
     }
     out.push_str("\nLibraries:\n");
     for l in libs {
         let modes: Vec<&str> = l.modes.iter().map(|m| m.as_str()).collect();
-        out.push_str(&format!(
-            "  {:<10} {} {} (receive: {})\n",
-            l.id,
-            l.name,
-            l.version,
-            modes.join(", ")
-        ));
+        out.push_str(&format!("  {:<10} {} {} (receive: {})\n", l.id, l.name, l.version, modes.join(", ")));
     }
     out.push_str("\nCapabilities:\n");
     out.push_str(&capabilities(libs));

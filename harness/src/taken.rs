@@ -18,11 +18,7 @@ pub struct Taken {
 
 impl Taken {
     pub fn new(producers: usize) -> Taken {
-        Taken {
-            producers: (0..producers)
-                .map(|_| vec![0u64; INITIAL_BITS / 64])
-                .collect(),
-        }
+        Taken { producers: (0..producers).map(|_| vec![0u64; INITIAL_BITS / 64]).collect() }
     }
 
     /// Marks `seq` of `producer` as taken; an error if it was already.
@@ -30,9 +26,7 @@ impl Taken {
     pub fn mark(&mut self, producer: u32, seq: u64) -> Result<(), String> {
         let count = self.producers.len();
         let Some(words) = self.producers.get_mut(producer as usize) else {
-            return Err(format!(
-                "message {seq} names producer {producer}, of {count}"
-            ));
+            return Err(format!("message {seq} names producer {producer}, of {count}"));
         };
         let word = (seq / 64) as usize;
         if word >= words.len() {
@@ -41,9 +35,7 @@ impl Taken {
         }
         let bit = 1u64 << (seq % 64);
         if words[word] & bit != 0 {
-            return Err(format!(
-                "message {seq} of producer {producer} arrived twice at this consumer"
-            ));
+            return Err(format!("message {seq} of producer {producer} arrived twice at this consumer"));
         }
         words[word] |= bit;
         Ok(())
@@ -70,18 +62,10 @@ impl Taken {
         std::fs::File::open(path)
             .and_then(|mut f| f.read_to_end(&mut bytes))
             .with_context(|| format!("reading {}", path.display()))?;
-        let mut words = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
-        let mut next = || {
-            words
-                .next()
-                .with_context(|| format!("{} is cut short", path.display()))
-        };
+        let mut words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap()));
+        let mut next = || words.next().with_context(|| format!("{} is cut short", path.display()));
         let producers = next()? as usize;
-        let mut taken = Taken {
-            producers: Vec::with_capacity(producers),
-        };
+        let mut taken = Taken { producers: Vec::with_capacity(producers) };
         for _ in 0..producers {
             let used = next()? as usize;
             let mut v = Vec::with_capacity(used);
@@ -117,11 +101,7 @@ pub fn prove(consumers: &[Taken], sent: &[u64]) -> Result<()> {
             }
         }
         for (i, &u) in union.iter().enumerate() {
-            let want = if (i + 1) * 64 <= n as usize {
-                u64::MAX
-            } else {
-                (1u64 << (n % 64)) - 1
-            };
+            let want = if (i + 1) * 64 <= n as usize { u64::MAX } else { (1u64 << (n % 64)) - 1 };
             if u != want {
                 let seq = i as u64 * 64 + (!u & want).trailing_zeros() as u64;
                 bail!("message {seq} of producer {p} reached no consumer (of {n} sent)");
@@ -152,26 +132,13 @@ mod tests {
 
     #[test]
     fn a_loss_a_duplicate_and_a_stray_are_named() {
-        let lost = prove(&[taking(1, &[(0, 0), (0, 2)])], &[3])
+        let lost = prove(&[taking(1, &[(0, 0), (0, 2)])], &[3]).unwrap_err().to_string();
+        assert!(lost.contains("message 1 of producer 0 reached no consumer"), "{lost}");
+        let twice = prove(&[taking(1, &[(0, 0), (0, 1)]), taking(1, &[(0, 1), (0, 2)])], &[3])
             .unwrap_err()
             .to_string();
-        assert!(
-            lost.contains("message 1 of producer 0 reached no consumer"),
-            "{lost}"
-        );
-        let twice = prove(
-            &[taking(1, &[(0, 0), (0, 1)]), taking(1, &[(0, 1), (0, 2)])],
-            &[3],
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            twice.contains("message 1 of producer 0 reached two consumers"),
-            "{twice}"
-        );
-        let stray = prove(&[taking(1, &[(0, 0), (0, 70)])], &[1])
-            .unwrap_err()
-            .to_string();
+        assert!(twice.contains("message 1 of producer 0 reached two consumers"), "{twice}");
+        let stray = prove(&[taking(1, &[(0, 0), (0, 70)])], &[1]).unwrap_err().to_string();
         assert!(stray.contains("took message 70"), "{stray}");
         let mut t = Taken::new(1);
         t.mark(0, 5).unwrap();
@@ -192,12 +159,7 @@ mod tests {
         let back = Taken::load(&dir.join("c0")).unwrap();
         assert_eq!(back.producers[0], Vec::<u64>::new());
         assert_eq!(back.producers[1].len(), (far / 64 + 1) as usize);
-        assert!(
-            prove(&[back], &[0, far + 1])
-                .unwrap_err()
-                .to_string()
-                .contains("message 1 of producer 1")
-        );
+        assert!(prove(&[back], &[0, far + 1]).unwrap_err().to_string().contains("message 1 of producer 1"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -27,10 +27,7 @@ fn out_dir(name: &str) -> PathBuf {
 }
 
 fn ipcbench(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the ipcbench binary runs")
+    Command::new(BIN).args(args).output().expect("the ipcbench binary runs")
 }
 
 fn the_json(dir: &Path) -> Value {
@@ -39,23 +36,13 @@ fn the_json(dir: &Path) -> Value {
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
-    assert_eq!(
-        files.len(),
-        1,
-        "one results file in {}: {files:?}",
-        dir.display()
-    );
-    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap())
-        .expect("the results file is JSON")
+    assert_eq!(files.len(), 1, "one results file in {}: {files:?}", dir.display());
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).expect("the results file is JSON")
 }
 
 fn shm_entries() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
     v.sort();
     v
@@ -104,16 +91,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let shm_before = shm_entries();
     let out = out_dir("matrix");
     let child = Command::new(BIN)
-        .args([
-            "run",
-            "--runs",
-            "1",
-            "--duration",
-            "120ms",
-            "--warmup",
-            "30ms",
-            "--out",
-        ])
+        .args(["run", "--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out"])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -128,12 +106,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     assert_eq!(doc["status"], "complete");
     assert!(doc["machine"]["cores"].as_u64().unwrap() >= 1);
     assert!(!doc["machine"]["kernel"].as_str().unwrap().is_empty());
-    assert!(
-        doc["toolchain"]["rustc"]
-            .as_str()
-            .unwrap()
-            .starts_with("rustc ")
-    );
+    assert!(doc["toolchain"]["rustc"].as_str().unwrap().starts_with("rustc "));
     let cores = doc["machine"]["cores"].as_u64().unwrap();
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 22 * 2, "every case for both libraries");
@@ -148,34 +121,19 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             p => p,
         };
         let capability = &lib_record["capabilities"][cap_key];
-        assert_eq!(
-            r["oversubscribed"],
-            r["processes"].as_u64().unwrap() > cores,
-            "{case} {lib}"
-        );
+        assert_eq!(r["oversubscribed"], r["processes"].as_u64().unwrap() > cores, "{case} {lib}");
         if capability["supported"] == false {
             assert_eq!(r["status"], "unsupported", "{case} {lib}");
-            assert_eq!(
-                r["reason"], capability["text"],
-                "{case} {lib}: the dash carries its reason"
-            );
+            assert_eq!(r["reason"], capability["text"], "{case} {lib}: the dash carries its reason");
             continue;
         }
         assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
         let median = &r["median"];
         assert!(median["msgs_per_s"].as_f64().unwrap() > 0.0, "{case} {lib}");
-        let modes: Vec<&str> = r["modes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["mode"].as_str().unwrap())
-            .collect();
-        let expected: Vec<&str> = lib_record["receive_modes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m.as_str().unwrap())
-            .collect();
+        let modes: Vec<&str> =
+            r["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
+        let expected: Vec<&str> =
+            lib_record["receive_modes"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
         assert_eq!(modes, expected, "{case} {lib}: both receive modes are kept");
         match pattern {
             "stream-rtt" | "service" => {
@@ -191,32 +149,20 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         // The raw counts agree with the figures: every process reported.
         for m in r["modes"].as_array().unwrap() {
             for run in m["runs"].as_array().unwrap() {
-                assert_eq!(
-                    run["roles"].as_array().unwrap().len() as u64,
-                    r["processes"].as_u64().unwrap()
-                );
+                assert_eq!(run["roles"].as_array().unwrap().len() as u64, r["processes"].as_u64().unwrap());
                 if pattern == "stream" {
                     let roles = run["roles"].as_array().unwrap();
-                    let sent = roles.iter().find(|x| x["role"] == "sender").unwrap()["sent"]
-                        .as_u64()
-                        .unwrap();
-                    let got = roles.iter().find(|x| x["role"] == "receiver").unwrap()["received"]
-                        .as_u64()
-                        .unwrap();
-                    assert_eq!(
-                        sent, got,
-                        "{case} {lib}: a lossless stream delivers every message"
-                    );
+                    let sent =
+                        roles.iter().find(|x| x["role"] == "sender").unwrap()["sent"].as_u64().unwrap();
+                    let got =
+                        roles.iter().find(|x| x["role"] == "receiver").unwrap()["received"].as_u64().unwrap();
+                    assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
                     assert!(sent > 0);
                 }
             }
         }
     }
-    for dash in [
-        "broadcast/lossless/1sub/16B",
-        "broadcast/lossy/4sub/1KiB",
-        "queue/4x4/16B",
-    ] {
+    for dash in ["broadcast/lossless/1sub/16B", "broadcast/lossy/4sub/1KiB", "queue/4x4/16B"] {
         assert_eq!(results_of(&doc, dash, "uds")["status"], "unsupported");
     }
     assert!(stderr.contains("[44/44]"), "progress is shown:\n{stderr}");
@@ -234,20 +180,13 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     let out = ipcbench(&["list"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in [
-        "stream/16B",
-        "stream-rtt/1KiB",
-        "broadcast/lossless/4sub/16B",
-        "queue/4x4/16B",
-        "service/4c1s/16B",
-    ] {
+    for name in
+        ["stream/16B", "stream-rtt/1KiB", "broadcast/lossless/4sub/16B", "queue/4x4/16B", "service/4c1s/16B"]
+    {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
     assert!(text.contains("fastipc") && text.contains("uds"));
-    assert!(
-        text.contains("uds work queue: — "),
-        "a dash with its reason:\n{text}"
-    );
+    assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
 }
 
 fn assert_refused(args: &[&str], expect: &[&str]) {
@@ -273,27 +212,15 @@ fn bad_input_is_refused_with_a_clear_message() {
         &["run", "--lib", "fastpic", "--out", o],
         &["unknown library \"fastpic\"", "did you mean fastipc"],
     );
-    assert_refused(
-        &["run", "--lib", "zmq", "--out", o],
-        &["unknown library \"zmq\"", "fastipc, uds"],
-    );
+    assert_refused(&["run", "--lib", "zmq", "--out", o], &["unknown library \"zmq\"", "fastipc, uds"]);
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
-    assert_refused(
-        &["run", "--runs", "three", "--out", o],
-        &["--runs \"three\" is not a whole number"],
-    );
+    assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
     assert_refused(
         &["run", "--duration", "1 fortnight", "--out", o],
         &["--duration \"1 fortnight\" is not a duration"],
     );
-    assert_refused(
-        &["run", "--duration", "0s", "--out", o],
-        &["longer than zero"],
-    );
-    assert_refused(
-        &["run", "--warmup", "abc", "--out", o],
-        &["--warmup \"abc\""],
-    );
+    assert_refused(&["run", "--duration", "0s", "--out", o], &["longer than zero"]);
+    assert_refused(&["run", "--warmup", "abc", "--out", o], &["--warmup \"abc\""]);
     assert!(!out.exists(), "refused input starts no run");
 }
 
@@ -305,12 +232,8 @@ fn run_and_signal(
     after: Duration,
     signal: i32,
 ) -> (u32, std::process::ExitStatus, String) {
-    let mut driver = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut driver =
+        Command::new(BIN).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = driver.id();
     let stderr = BufReader::new(driver.stderr.take().unwrap());
     let mut text = String::new();
@@ -319,10 +242,7 @@ fn run_and_signal(
         let line = line.unwrap();
         text.push_str(&line);
         text.push('\n');
-        if let Some(pos) = pending
-            .iter()
-            .position(|r| line.contains(&format!("spawned {r} 0 pid ")))
-        {
+        if let Some(pos) = pending.iter().position(|r| line.contains(&format!("spawned {r} 0 pid "))) {
             let child: i32 = line.rsplit(' ').next().unwrap().parse().unwrap();
             pending.remove(pos);
             std::thread::sleep(after);
@@ -356,32 +276,17 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
         "-v",
     ];
     // Each stream receiver dies 0.6 s after its start: in its measured window.
-    let (pid, status, stderr) = run_and_signal(
-        &args,
-        &["receiver", "receiver"],
-        Duration::from_millis(600),
-        libc::SIGKILL,
-    );
-    assert_eq!(
-        status.code(),
-        Some(1),
-        "a failed case makes the run exit 1:\n{stderr}"
-    );
+    let (pid, status, stderr) =
+        run_and_signal(&args, &["receiver", "receiver"], Duration::from_millis(600), libc::SIGKILL);
+    assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
     let doc = the_json(&out);
     for lib in ["fastipc", "uds"] {
         let r = results_of(&doc, "stream/16B", lib);
         assert_eq!(r["status"], "failed", "{lib}");
         let reason = r["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("receiver 0 was killed by signal 9 (SIGKILL)"),
-            "{lib}: {reason}"
-        );
+        assert!(reason.contains("receiver 0 was killed by signal 9 (SIGKILL)"), "{lib}: {reason}");
         let next = results_of(&doc, "service/1c1s/16B", lib);
-        assert_eq!(
-            next["status"], "ok",
-            "{lib}: the next case passes: {}",
-            next["reason"]
-        );
+        assert_eq!(next["status"], "ok", "{lib}: the next case passes: {}", next["reason"]);
     }
     assert_eq!(doc["status"], "complete");
     assert_nothing_left(pid, &shm_before);
@@ -410,24 +315,13 @@ fn a_killed_subscriber_fails_a_lossless_broadcast() {
         o,
         "-v",
     ];
-    let (pid, status, stderr) = run_and_signal(
-        &args,
-        &["subscriber"],
-        Duration::from_millis(600),
-        libc::SIGKILL,
-    );
+    let (pid, status, stderr) =
+        run_and_signal(&args, &["subscriber"], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "{stderr}");
     let doc = the_json(&out);
     let r = results_of(&doc, "broadcast/lossless/1sub/16B", "fastipc");
     assert_eq!(r["status"], "failed");
-    assert!(
-        r["reason"]
-            .as_str()
-            .unwrap()
-            .contains("subscriber 0 was killed by signal 9"),
-        "{}",
-        r["reason"]
-    );
+    assert!(r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 9"), "{}", r["reason"]);
     assert_eq!(results_of(&doc, "queue/1x1/16B", "fastipc")["status"], "ok");
     assert_nothing_left(pid, &shm_before);
     let _ = std::fs::remove_dir_all(&out);
@@ -439,15 +333,7 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     let shm_before = shm_entries();
     let out = out_dir("sigint");
     let mut driver = Command::new(BIN)
-        .args([
-            "run",
-            "stream/16B",
-            "stream-rtt/16B",
-            "--lib",
-            "uds",
-            "--runs",
-            "1",
-        ])
+        .args(["run", "stream/16B", "stream-rtt/16B", "--lib", "uds", "--runs", "1"])
         .args(["--warmup", "50ms", "--duration", "300ms", "--out"])
         .arg(&out)
         .stdout(Stdio::null())
@@ -466,18 +352,12 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let started = Instant::now();
     let status = driver.wait().unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "the driver stops promptly"
-    );
+    assert!(started.elapsed() < Duration::from_secs(5), "the driver stops promptly");
     assert_eq!(status.code(), Some(130));
     let doc = the_json(&out);
     assert_eq!(doc["status"], "interrupted");
     assert_eq!(results_of(&doc, "stream/16B", "uds")["status"], "ok");
-    assert_eq!(
-        results_of(&doc, "stream-rtt/16B", "uds")["status"],
-        "interrupted"
-    );
+    assert_eq!(results_of(&doc, "stream-rtt/16B", "uds")["status"], "interrupted");
     assert_nothing_left(pid, &shm_before);
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -536,21 +416,14 @@ fn a_stopped_child_fails_its_case_at_the_deadline() {
         o,
         "-v",
     ];
-    let (pid, status, stderr) = run_and_signal(
-        &args,
-        &["receiver"],
-        Duration::from_millis(150),
-        libc::SIGSTOP,
-    );
+    let (pid, status, stderr) =
+        run_and_signal(&args, &["receiver"], Duration::from_millis(150), libc::SIGSTOP);
     assert_eq!(status.code(), Some(1), "{stderr}");
     let doc = the_json(&out);
     let r = results_of(&doc, "stream/16B", "fastipc");
     assert_eq!(r["status"], "failed");
     let reason = r["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("deadline passed while running") && reason.contains("receiver 0"),
-        "{reason}"
-    );
+    assert!(reason.contains("deadline passed while running") && reason.contains("receiver 0"), "{reason}");
     assert_nothing_left(pid, &shm_before);
     let _ = std::fs::remove_dir_all(&out);
 }

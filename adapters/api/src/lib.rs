@@ -118,10 +118,7 @@ pub struct Opened<E> {
 
 impl<E> Opened<E> {
     pub fn new(endpoint: E) -> Self {
-        Opened {
-            endpoint,
-            owner: None,
-        }
+        Opened { endpoint, owner: None }
     }
 }
 
@@ -210,12 +207,7 @@ pub trait Library {
 }
 
 fn lacks<L: Library + ?Sized, T>(setup: &Setup, role: impl fmt::Debug) -> Result<T> {
-    bail!(
-        "{} has no {:?} endpoint for {:?}",
-        L::info().id,
-        role,
-        setup.shape
-    )
+    bail!("{} has no {:?} endpoint for {:?}", L::info().id, role, setup.shape)
 }
 
 /// The endpoint type of a pattern a library lacks: it can't be built, so it never runs.

@@ -18,11 +18,7 @@ const RING: usize = ipcbench_fastipc::STREAM_RING;
 const WARMUP: Duration = Duration::from_millis(300);
 const WINDOW: Duration = Duration::from_secs(1);
 
-fn receive(
-    conn: &mut fipc::Connection,
-    buf: &mut [u8],
-    timeout: Option<Duration>,
-) -> Option<usize> {
+fn receive(conn: &mut fipc::Connection, buf: &mut [u8], timeout: Option<Duration>) -> Option<usize> {
     loop {
         match conn.receive_into(buf, timeout) {
             Ok(n) => return Some(n),
@@ -36,10 +32,7 @@ fn receive(
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: baseline stream|rtt waiting|polling";
-    let (what, mode) = (
-        args.get(1).expect(usage).as_str(),
-        args.get(2).expect(usage).as_str(),
-    );
+    let (what, mode) = (args.get(1).expect(usage).as_str(), args.get(2).expect(usage).as_str());
     let timeout = match mode {
         "waiting" => None,
         "polling" => NO_WAIT,
@@ -66,11 +59,8 @@ fn main() {
         .spawn()
         .expect("spawning the peer");
     let mut ready = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(peer.stdout.take().unwrap()),
-        &mut ready,
-    )
-    .unwrap();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(peer.stdout.take().unwrap()), &mut ready)
+        .unwrap();
     let mut conn = fipc::stream::connect(&name, Duration::from_secs(10)).expect("connect");
     let start = Instant::now();
     let (mut count, mut measured_from, mut began) = (0u64, 0u64, None);

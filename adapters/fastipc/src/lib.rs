@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
 use ipcbench_api::{
-    Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Result, Rx, Setup,
-    Shape, Side, Support, Tx, anyhow, bail,
+    Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Result, Rx, Setup, Shape, Side,
+    Support, Tx, anyhow, bail,
 };
 
 /// Each direction of a stream's connection.
@@ -37,20 +37,14 @@ impl Endpoint {
             RecvMode::Waiting => fipc::FOREVER,
             RecvMode::Polling => fipc::NO_WAIT,
         };
-        Endpoint {
-            conn,
-            receive_timeout,
-            _listener: None,
-        }
+        Endpoint { conn, receive_timeout, _listener: None }
     }
 }
 
 impl Tx for Endpoint {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
-        self.conn
-            .send(message, fipc::FOREVER)
-            .map_err(|e| anyhow!("fipc send on {}: {e}", self.conn.name()))
+        self.conn.send(message, fipc::FOREVER).map_err(|e| anyhow!("fipc send on {}: {e}", self.conn.name()))
     }
 }
 
@@ -69,10 +63,7 @@ impl Rx for Endpoint {
 
 fn counts(setup: &Setup) -> (u32, u32) {
     match setup.shape {
-        Shape::Queue {
-            producers,
-            consumers,
-        } => (producers as u32, consumers as u32),
+        Shape::Queue { producers, consumers } => (producers as u32, consumers as u32),
         Shape::Service { clients, servers } => (clients as u32, servers as u32),
         Shape::Broadcast { subscribers, .. } => (1, subscribers as u32),
         Shape::Stream | Shape::RoundTrip => (1, 1),
@@ -111,7 +102,11 @@ impl Library for FastIpc {
                 ("service ring per client (bytes)", SERVICE_RING.to_string()),
                 ("service max_message", "the case's message size".into()),
                 ("send timeout", "none (waits for room)".into()),
-                ("receive", "receive_into the caller's buffer; waiting: timeout none; polling: NO_WAIT in a loop".into()),
+                (
+                    "receive",
+                    "receive_into the caller's buffer; waiting: timeout none; polling: NO_WAIT in a loop"
+                        .into(),
+                ),
             ],
         }
     }
@@ -122,10 +117,7 @@ impl Library for FastIpc {
                 let mut listener = fipc::stream::create(setup.name, STREAM_RING)
                     .with_context(|| format!("fipc::stream::create({})", setup.name))?;
                 let conn = listener.accept(setup.timeout).with_context(|| {
-                    format!(
-                        "fipc accept on {} (no client within {:?})",
-                        setup.name, setup.timeout
-                    )
+                    format!("fipc accept on {} (no client within {:?})", setup.name, setup.timeout)
                 })?;
                 let mut endpoint = Endpoint::new(conn, setup);
                 endpoint._listener = Some(listener);
@@ -144,12 +136,7 @@ impl Library for FastIpc {
         let conn = fipc::broadcast::create(setup.name, BROADCAST_RING, subscribers, fipc::FOREVER)
             .with_context(|| format!("fipc::broadcast::create({})", setup.name))?;
         conn.wait_for_members(subscribers, setup.timeout)
-            .map_err(|e| {
-                anyhow!(
-                    "waiting for {subscribers} subscribers on {}: {e}",
-                    setup.name
-                )
-            })?;
+            .map_err(|e| anyhow!("waiting for {subscribers} subscribers on {}: {e}", setup.name))?;
         Ok(Opened::new(Endpoint::new(conn, setup)))
     }
 
@@ -178,19 +165,11 @@ impl Library for FastIpc {
         let conn = fipc::queue::join(setup.name, QueueRole::Producer, setup.timeout)
             .with_context(|| format!("fipc::queue::join({}, Producer)", setup.name))?;
         if let Some(queue) = &owner {
-            queue
-                .wait_for_members(None, producers + consumers, setup.timeout)
-                .map_err(|e| {
-                    anyhow!(
-                        "waiting for {producers} producers and {consumers} consumers on {}: {e}",
-                        setup.name
-                    )
-                })?;
+            queue.wait_for_members(None, producers + consumers, setup.timeout).map_err(|e| {
+                anyhow!("waiting for {producers} producers and {consumers} consumers on {}: {e}", setup.name)
+            })?;
         }
-        Ok(Opened {
-            endpoint: Endpoint::new(conn, setup),
-            owner: owner.map(|q| Box::new(q) as _),
-        })
+        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|q| Box::new(q) as _) })
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -219,18 +198,10 @@ impl Library for FastIpc {
         let conn = fipc::service::join(setup.name, ServiceRole::Server, setup.timeout)
             .with_context(|| format!("fipc::service::join({}, Server)", setup.name))?;
         if let Some(service) = &owner {
-            service
-                .wait_for_members(None, clients + servers, setup.timeout)
-                .map_err(|e| {
-                    anyhow!(
-                        "waiting for {clients} clients and {servers} servers on {}: {e}",
-                        setup.name
-                    )
-                })?;
+            service.wait_for_members(None, clients + servers, setup.timeout).map_err(|e| {
+                anyhow!("waiting for {clients} clients and {servers} servers on {}: {e}", setup.name)
+            })?;
         }
-        Ok(Opened {
-            endpoint: Endpoint::new(conn, setup),
-            owner: owner.map(|s| Box::new(s) as _),
-        })
+        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|s| Box::new(s) as _) })
     }
 }

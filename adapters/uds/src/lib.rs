@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
+    Unsupported,
 };
 
 /// Unix domain sockets, `SOCK_STREAM`.
@@ -51,9 +51,7 @@ impl Library for Uds {
             version: format!("Linux {}", kernel_release()),
             modes: &[RecvMode::Waiting],
             capabilities: Capabilities {
-                stream: Support::Yes(
-                    "one connection; fixed-size messages written with write and read whole",
-                ),
+                stream: Support::Yes("one connection; fixed-size messages written with write and read whole"),
                 round_trip: Support::Yes("the same connection both ways"),
                 broadcast_lossless: Support::No(
                     "a socket connects two ends; broadcast would be the harness writing to N sockets",
@@ -67,9 +65,7 @@ impl Library for Uds {
                 service: Support::Yes(
                     "clients spread over the servers; each server multiplexes its connections with epoll",
                 ),
-                batch: Support::No(
-                    "no call moves several messages as separate messages on a stream socket",
-                ),
+                batch: Support::No("no call moves several messages as separate messages on a stream socket"),
             },
             configuration: vec![
                 ("SO_SNDBUF", sndbuf),
@@ -91,21 +87,13 @@ impl Library for Uds {
                 let deadline = Instant::now() + setup.timeout;
                 match listening.accept_before(deadline)? {
                     Some(stream) => stream,
-                    None => bail!(
-                        "no client connected to {} within {:?}",
-                        path.display(),
-                        setup.timeout
-                    ),
+                    None => bail!("no client connected to {} within {:?}", path.display(), setup.timeout),
                 }
                 // `listening` drops here: the file is unlinked and the listener closed.
             }
             Side::Connect => connect(&path, setup.timeout)?,
         };
-        Ok(Opened::new(Connection {
-            stream,
-            size: setup.size,
-            path,
-        }))
+        Ok(Opened::new(Connection { stream, size: setup.size, path }))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Connection>> {
@@ -114,19 +102,12 @@ impl Library for Uds {
             bail!("uds: a client endpoint was asked for {:?}", setup.shape);
         };
         if servers == 0 || setup.index >= clients {
-            bail!(
-                "uds: client {} of a service with {clients} clients and {servers} servers",
-                setup.index
-            );
+            bail!("uds: client {} of a service with {clients} clients and {servers} servers", setup.index);
         }
         let server = setup.index % servers;
         let path = socket_path(setup.dir, &format!("{}-s{server}.sock", setup.name))?;
         let stream = connect(&path, setup.timeout)?;
-        Ok(Opened::new(Connection {
-            stream,
-            size: setup.size,
-            path,
-        }))
+        Ok(Opened::new(Connection { stream, size: setup.size, path }))
     }
 
     fn server(setup: &Setup) -> Result<Opened<Server>> {
@@ -139,11 +120,7 @@ impl Library for Uds {
             bail!("uds: server {index} of a service with {servers} servers");
         }
         // Clients j with j % servers == index.
-        let expected = if index < clients {
-            (clients - index).div_ceil(servers)
-        } else {
-            0
-        };
+        let expected = if index < clients { (clients - index).div_ceil(servers) } else { 0 };
         let path = socket_path(setup.dir, &format!("{}-s{index}.sock", setup.name))?;
 
         let mut conns = Vec::with_capacity(expected);
@@ -167,20 +144,13 @@ impl Library for Uds {
         // SAFETY: plain system call; the fd it returns is owned by `epoll` from here on.
         let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if epfd < 0 {
-            bail!(
-                "epoll_create1 for the server of {}: {}",
-                path.display(),
-                io::Error::last_os_error()
-            );
+            bail!("epoll_create1 for the server of {}: {}", path.display(), io::Error::last_os_error());
         }
         // SAFETY: `epfd` is a fresh fd nothing else owns.
         let epoll = unsafe { OwnedFd::from_raw_fd(epfd) };
         for (k, conn) in conns.iter().enumerate() {
             let fd = conn.as_ref().map(AsRawFd::as_raw_fd).unwrap_or(-1);
-            let mut ev = libc::epoll_event {
-                events: libc::EPOLLIN as u32,
-                u64: k as u64,
-            };
+            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: k as u64 };
             // SAFETY: both fds are open; `ev` is a valid event for the call's duration.
             if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
                 bail!(
@@ -208,10 +178,7 @@ impl Library for Uds {
 
 fn check_common(setup: &Setup) -> Result<()> {
     if setup.mode != RecvMode::Waiting {
-        bail!(
-            "uds is measured only with blocking receives (waiting), not {}",
-            setup.mode
-        );
+        bail!("uds is measured only with blocking receives (waiting), not {}", setup.mode);
     }
     if setup.size == 0 {
         bail!("uds: messages of 0 bytes can't be framed by size");
@@ -257,11 +224,7 @@ impl Listening {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
-            let mut pfd = libc::pollfd {
-                fd: self.listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
+            let mut pfd = libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: `pfd` is one valid pollfd for the call's duration.
             let r = unsafe { libc::poll(&mut pfd, 1, ms) };
             if r < 0 {
@@ -310,10 +273,7 @@ fn connect(path: &Path, timeout: Duration) -> Result<UnixStream> {
                 ) =>
             {
                 if Instant::now() >= deadline {
-                    bail!(
-                        "could not connect to {} within {timeout:?} (last attempt: {e})",
-                        path.display()
-                    );
+                    bail!("could not connect to {} within {timeout:?} (last attempt: {e})", path.display());
                 }
                 thread::sleep(Duration::from_millis(1));
             }
@@ -338,12 +298,7 @@ fn write_message(fd: RawFd, msg: &[u8], path: &Path) -> Result<()> {
             return Err(write_error(path, done, msg.len(), e));
         }
         if n == 0 {
-            return Err(write_error(
-                path,
-                done,
-                msg.len(),
-                io::ErrorKind::WriteZero.into(),
-            ));
+            return Err(write_error(path, done, msg.len(), io::ErrorKind::WriteZero.into()));
         }
         done += n as usize;
     }
@@ -352,10 +307,7 @@ fn write_message(fd: RawFd, msg: &[u8], path: &Path) -> Result<()> {
 
 #[cold]
 fn write_error(path: &Path, done: usize, size: usize, e: io::Error) -> anyhow::Error {
-    anyhow!(
-        "write to {} after {done} of the {size} bytes of a message: {e}",
-        path.display()
-    )
+    anyhow!("write to {} after {done} of the {size} bytes of a message: {e}", path.display())
 }
 
 /// Reads exactly `buf.len()` bytes from `fd`: `Ok(true)` when they came, `Ok(false)` at an end
@@ -399,10 +351,7 @@ fn truncated(path: &Path, got: usize, size: usize) -> anyhow::Error {
 
 #[cold]
 fn wrong_length(what: &str, len: usize, size: usize, path: &Path) -> anyhow::Error {
-    anyhow!(
-        "{what} of {len} bytes on {}, where every message of the case is {size} bytes",
-        path.display()
-    )
+    anyhow!("{what} of {len} bytes on {}, where every message of the case is {size} bytes", path.display())
 }
 
 /// One connected stream socket: the stream and round-trip endpoint, and a service's client.
@@ -416,12 +365,7 @@ impl Tx for Connection {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
         if message.len() != self.size {
-            return Err(wrong_length(
-                "a message",
-                message.len(),
-                self.size,
-                &self.path,
-            ));
+            return Err(wrong_length("a message", message.len(), self.size, &self.path));
         }
         write_message(self.stream.as_raw_fd(), message, &self.path)
     }
@@ -468,12 +412,7 @@ impl Server {
             let mut ev = libc::epoll_event { events: 0, u64: 0 };
             // SAFETY: both fds are open; `ev` is valid (and ignored) for the call's duration.
             let r = unsafe {
-                libc::epoll_ctl(
-                    self.epoll.as_raw_fd(),
-                    libc::EPOLL_CTL_DEL,
-                    stream.as_raw_fd(),
-                    &mut ev,
-                )
+                libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, stream.as_raw_fd(), &mut ev)
             };
             if r < 0 {
                 bail!(
@@ -546,18 +485,10 @@ impl Tx for Server {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
         if message.len() != self.size {
-            return Err(wrong_length(
-                "a reply",
-                message.len(),
-                self.size,
-                &self.path,
-            ));
+            return Err(wrong_length("a reply", message.len(), self.size, &self.path));
         }
         let Some(stream) = self.current.and_then(|k| self.conns[k].as_ref()) else {
-            bail!(
-                "a reply on the server of {} with no request to answer",
-                self.path.display()
-            );
+            bail!("a reply on the server of {} with no request to answer", self.path.display());
         };
         write_message(stream.as_raw_fd(), message, &self.path)
     }
@@ -598,18 +529,12 @@ fn default_buffer_sizes() -> (String, String) {
             )
         };
         if r < 0 {
-            format!(
-                "unknown (getsockopt {name}: {})",
-                io::Error::last_os_error()
-            )
+            format!("unknown (getsockopt {name}: {})", io::Error::last_os_error())
         } else {
             format!("{value} bytes")
         }
     };
-    (
-        get(libc::SO_SNDBUF, "SO_SNDBUF"),
-        get(libc::SO_RCVBUF, "SO_RCVBUF"),
-    )
+    (get(libc::SO_SNDBUF, "SO_SNDBUF"), get(libc::SO_RCVBUF, "SO_RCVBUF"))
 }
 
 #[cfg(test)]
@@ -627,8 +552,7 @@ mod tests {
         fn new(test: &str) -> TempDir {
             static COUNT: AtomicUsize = AtomicUsize::new(0);
             let n = COUNT.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("ipcbench-uds-{}-{n}-{test}", std::process::id()));
+            let dir = std::env::temp_dir().join(format!("ipcbench-uds-{}-{n}-{test}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             TempDir(dir)
         }
@@ -641,15 +565,7 @@ mod tests {
     }
 
     fn setup<'a>(dir: &'a Path, size: usize, shape: Shape, index: usize) -> Setup<'a> {
-        Setup {
-            name: "t",
-            dir,
-            size,
-            shape,
-            index,
-            mode: RecvMode::Waiting,
-            timeout: TIMEOUT,
-        }
+        Setup { name: "t", dir, size, shape, index, mode: RecvMode::Waiting, timeout: TIMEOUT }
     }
 
     /// Message `seq` of sender `from`: both numbers, then a pattern from them.
@@ -667,16 +583,8 @@ mod tests {
         assert_eq!(info.id, "uds");
         assert!(info.version.starts_with("Linux "), "{}", info.version);
         assert_eq!(info.modes, &[RecvMode::Waiting]);
-        assert!(
-            info.configuration[0].1.ends_with(" bytes"),
-            "{:?}",
-            info.configuration
-        );
-        assert!(
-            info.configuration[1].1.ends_with(" bytes"),
-            "{:?}",
-            info.configuration
-        );
+        assert!(info.configuration[0].1.ends_with(" bytes"), "{:?}", info.configuration);
+        assert!(info.configuration[1].1.ends_with(" bytes"), "{:?}", info.configuration);
         assert!(info.capabilities.stream.is_yes());
         assert!(info.capabilities.service.is_yes());
         assert!(!info.capabilities.queue.is_yes());
@@ -688,9 +596,7 @@ mod tests {
         let d = dir.0.as_path();
         thread::scope(|s| {
             let rx = s.spawn(|| {
-                let mut rx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Accept)
-                    .unwrap()
-                    .endpoint;
+                let mut rx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
                 // The file is gone once the connection is accepted.
                 assert!(!d.join("t.sock").exists());
                 let mut buf = [0u8; 64];
@@ -703,9 +609,7 @@ mod tests {
                 assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
                 assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
             });
-            let mut tx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Connect)
-                .unwrap()
-                .endpoint;
+            let mut tx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Connect).unwrap().endpoint;
             let mut msg = [0u8; 16];
             for seq in 0..1000 {
                 fill(&mut msg, 0, seq);
@@ -725,9 +629,8 @@ mod tests {
         thread::scope(|s| {
             // The client starts first: connect retries until the acceptor listens.
             let client = s.spawn(|| {
-                let mut c = Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Connect)
-                    .unwrap()
-                    .endpoint;
+                let mut c =
+                    Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Connect).unwrap().endpoint;
                 let mut req = vec![0u8; size];
                 let mut rep = vec![0u8; size];
                 for seq in 0..200 {
@@ -738,9 +641,8 @@ mod tests {
                 }
             });
             thread::sleep(Duration::from_millis(5));
-            let mut server = Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Accept)
-                .unwrap()
-                .endpoint;
+            let mut server =
+                Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Accept).unwrap().endpoint;
             let mut buf = vec![0u8; size];
             let mut n = 0;
             while let Received::Message(len) = server.recv(&mut buf).unwrap() {
@@ -838,10 +740,7 @@ mod tests {
         st.timeout = Duration::from_millis(30);
         let err = Uds::stream(&st, Side::Accept).err().unwrap().to_string();
         let path = dir.0.join("t.sock");
-        assert!(
-            err.contains(&format!("no client connected to {}", path.display())),
-            "{err}"
-        );
+        assert!(err.contains(&format!("no client connected to {}", path.display())), "{err}");
         assert!(!path.exists(), "the socket file was left behind");
     }
 
@@ -855,15 +754,7 @@ mod tests {
             assert!(err.contains("too long for a Unix socket"), "{err}");
             assert!(err.contains("108"), "{err}");
         }
-        let st = setup(
-            &long,
-            16,
-            Shape::Service {
-                clients: 1,
-                servers: 1,
-            },
-            0,
-        );
+        let st = setup(&long, 16, Shape::Service { clients: 1, servers: 1 }, 0);
         assert!(Uds::server(&st).is_err());
         assert!(Uds::client(&st).is_err());
     }
@@ -874,9 +765,7 @@ mod tests {
         let d = dir.0.as_path();
         thread::scope(|s| {
             let rx = s.spawn(|| {
-                let mut rx = Uds::stream(&setup(d, 32, Shape::Stream, 0), Side::Accept)
-                    .unwrap()
-                    .endpoint;
+                let mut rx = Uds::stream(&setup(d, 32, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
                 let mut buf = [0u8; 32];
                 rx.recv(&mut buf).err().unwrap().to_string()
             });
