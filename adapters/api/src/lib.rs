@@ -55,10 +55,13 @@ pub enum Received {
     /// counts losses from sequence numbers; this figure is kept beside them as a cross-check).
     Lost(u64),
     /// The peer (or the whole channel) ended, after every message it completed was received.
+    /// An endpoint serving several peers (a server with many clients) returns it once all of
+    /// them have ended.
     Closed,
 }
 
 /// Sends one whole message from the caller's buffer, waiting for room if the channel is full.
+/// Every message of a case is `Setup::size` bytes long.
 pub trait Tx {
     fn send(&mut self, message: &[u8]) -> Result<()>;
 }
