@@ -5,6 +5,9 @@
 //!   baseline stream waiting|polling     one-way 16-byte messages for 1 s after 0.3 s
 //!   baseline rtt waiting|polling        16-byte round trips for 1 s after 0.3 s
 //!
+//! As the harness does, a parent process starts the accepting side, then the sender, each a
+//! process of its own.
+//!
 //! It prints one line: the messages (or round trips) per second of the measured second.
 //! scripts/bench-overhead.sh runs it alternately with `ipcbench run stream/16B stream-rtt/16B`.
 
@@ -40,9 +43,9 @@ fn main() {
     };
     let name = format!("ipcbench-baseline-{}", std::process::id());
     let mut buf = [0u8; SIZE];
-    if args.get(3).map(String::as_str) == Some("--peer") {
+    if let Some(at) = args.iter().position(|a| a == "--peer") {
         // The accepting side: receives (and echoes, for rtt) until the other side ends.
-        let name = &args[4];
+        let name = &args[at + 1];
         let mut listener = fipc::stream::create(name, RING).expect("stream::create");
         println!("ready");
         let mut conn = listener.accept(Duration::from_secs(10)).expect("accept");
@@ -53,15 +56,27 @@ fn main() {
         }
         return;
     }
-    let mut peer = Command::new(std::env::current_exe().unwrap())
-        .args([what, mode, "--peer", &name])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawning the peer");
-    let mut ready = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(peer.stdout.take().unwrap()), &mut ready)
-        .unwrap();
-    let mut conn = fipc::stream::connect(&name, Duration::from_secs(10)).expect("connect");
+    let Some(at) = args.iter().position(|a| a == "--sender") else {
+        // The parent, as the harness's driver: starts the accepting side, then the sender, each
+        // a process of its own, and waits for both.
+        let spawn = |role: &str| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([what, mode, role, &name])
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("spawning a peer")
+        };
+        let mut peer = spawn("--peer");
+        let mut ready = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(peer.stdout.take().unwrap()), &mut ready)
+            .unwrap();
+        let sender = spawn("--sender").wait_with_output().expect("the sender ends");
+        print!("{}", String::from_utf8_lossy(&sender.stdout));
+        peer.wait().expect("the peer ends");
+        return;
+    };
+    let name = &args[at + 1];
+    let mut conn = fipc::stream::connect(name, Duration::from_secs(10)).expect("connect");
     let start = Instant::now();
     let (mut count, mut measured_from, mut began) = (0u64, 0u64, None);
     loop {
@@ -88,6 +103,4 @@ fn main() {
         }
         count += 1;
     }
-    drop(conn);
-    peer.wait().expect("the peer ends");
 }
