@@ -372,12 +372,21 @@ fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
     let mut report = RoleReport::default();
     loop {
+        // Marks the buffer so that a receive that says "a message" without writing one shows
+        // in the reply's check (a cost of one store against a round trip).
+        buf[..8].fill(0xEE);
         match ep.recv(&mut buf)? {
             Received::Message(n) => {
                 let msg = buf
                     .get(..n)
                     .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
-                ep.send(msg).with_context(|| format!("replying to request {}", report.received))?;
+                ep.send(msg).with_context(|| {
+                    let what = match message::read(msg, size) {
+                        Ok(h) => format!("request {} of client {}", h.seq, h.sender),
+                        Err(e) => format!("a request that is not one ({e})"),
+                    };
+                    format!("replying to its request number {} ({what})", report.received)
+                })?;
                 report.received += 1;
             }
             Received::Empty => {}

@@ -504,22 +504,41 @@ impl Trial<'_> {
         }
     }
 
+    /// Child `i` ended before it should have. Its siblings often end soon after, of its end (a
+    /// sender whose receiver is gone); the reason names the cause: a child that a signal ended,
+    /// if there is one, else child `i`; and then what else ended.
     fn died(&self, children: &mut Children, i: usize, when: &str) -> TrialError {
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        // Its output closed: it is ending; wait a moment for its status, and for its siblings.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while children.procs[i].child.try_wait().is_ok_and(|s| s.is_none()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let mut ended: Vec<(usize, std::process::ExitStatus)> = Vec::new();
+        for (j, p) in children.procs.iter_mut().enumerate() {
+            if let Ok(Some(status)) = p.child.try_wait() {
+                ended.push((j, status));
+            }
+        }
+        if ended.iter().any(|&(_, s)| by_interrupt(s)) {
             return TrialError::Interrupted;
         }
-        let p = &mut children.procs[i];
-        // Its output closed: it is ending; wait a moment for its status and its last words.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        let status = loop {
-            match p.child.try_wait() {
-                Ok(Some(s)) => break describe(s),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-                _ => break "closed its output".to_string(),
-            }
+        let first = ended
+            .iter()
+            .find(|(_, s)| s.signal().is_some())
+            .or_else(|| ended.iter().find(|(j, _)| *j == i))
+            .copied();
+        let Some((cause, status)) = first else {
+            let p = &children.procs[i];
+            return TrialError::Failed(format!("{} closed its output {when}{}", p.label(), p.stderr_tail()));
         };
-        std::thread::sleep(Duration::from_millis(20));
-        TrialError::Failed(format!("{} {status} {when}{}", p.label(), p.stderr_tail()))
+        let p = &children.procs[cause];
+        let mut reason = format!("{} {} {when}{}", p.label(), describe(status), p.stderr_tail());
+        for &(j, s) in ended.iter().filter(|(j, _)| *j != cause) {
+            let q = &children.procs[j];
+            reason.push_str(&format!("; then {} {}{}", q.label(), describe(s), q.stderr_tail()));
+        }
+        TrialError::Failed(reason)
     }
 
     fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
