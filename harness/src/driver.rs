@@ -64,7 +64,12 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
     let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let path = opts.out.join(format!("run-{}.json", started.replace(':', "-")));
+    // One file per run: a second run started in the same second gets a suffix.
+    let stem = format!("run-{}", started.replace(':', "-"));
+    let path = (1..)
+        .map(|n| opts.out.join(if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") }))
+        .find(|p| !p.exists())
+        .expect("some suffix is free");
     // Short: a Unix socket's path must fit in 108 bytes.
     let tag = format!("ipcb{}", std::process::id());
     let dir = RunDir(std::env::temp_dir().join(&tag));
@@ -104,92 +109,21 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
         path.display()
     );
 
-    let mut trial_no = 0usize;
+    let ctx = RunContext { opts, dir: &dir.0, tag: &tag, cores };
+    let mut trials = 0usize;
     let mut failed = 0;
     let total = opts.cases.len() * opts.libraries.len();
-    let mut done = 0;
     'cases: for case in &opts.cases {
         for lib in &opts.libraries {
-            done += 1;
-            let processes = case.roles().len();
-            let mut result = CaseResult {
-                case: case.name.clone(),
-                pattern: case.pattern().into(),
-                size: case.size,
-                library: lib.id.into(),
-                processes,
-                oversubscribed: processes > cores,
-                status: "ok".into(),
-                reason: None,
-                best_mode: None,
-                median: None,
-                modes: Vec::new(),
-            };
-            let support = case.support(&lib.capabilities);
-            if !support.is_yes() {
-                result.status = "unsupported".into();
-                result.reason = Some(support.text().into());
-            } else if result.oversubscribed && opts.skip_oversubscribed {
-                result.status = "skipped".into();
-                result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
-            } else {
-                for &mode in lib.modes {
-                    let mut mode_result =
-                        ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
-                    for run_no in 1..=opts.runs {
-                        trial_no += 1;
-                        if opts.verbose {
-                            eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
-                        }
-                        let trial = Trial {
-                            case,
-                            library: lib.id,
-                            mode,
-                            opts,
-                            dir: &dir.0,
-                            tag: &tag,
-                            number: trial_no,
-                        };
-                        match trial.run() {
-                            Ok(record) => mode_result.runs.push(record),
-                            Err(TrialError::Interrupted) => {
-                                result.status = "interrupted".into();
-                                result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
-                                result.modes.push(mode_result);
-                                doc.results.push(result);
-                                break 'cases;
-                            }
-                            Err(TrialError::Failed(reason)) => {
-                                result.status = "failed".into();
-                                result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
-                                break;
-                            }
-                        }
-                    }
-                    let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
-                    mode_result.median = report::median(&figures);
-                    result.modes.push(mode_result);
-                    if result.status != "ok" {
-                        break;
-                    }
-                }
-                if result.status == "ok" {
-                    let best = result
-                        .modes
-                        .iter()
-                        .filter_map(|m| m.median.map(|f| (m.mode.clone(), f)))
-                        .max_by(|a, b| faster(case, &a.1, &b.1));
-                    if let Some((mode, f)) = best {
-                        result.best_mode = Some(mode);
-                        result.median = Some(f);
-                    }
-                } else {
-                    failed += 1;
-                }
-            }
-            eprintln!("[{done}/{total}] {}", table::progress_line(&result));
+            let result = ctx.case(case, lib, &mut trials);
+            failed += (result.status == "failed") as usize;
+            let stop = result.status == "interrupted";
+            eprintln!("[{}/{total}] {}", doc.results.len() + 1, table::progress_line(&result));
             doc.results.push(result);
             results::write_atomically(&doc, &path)?;
+            if stop {
+                break 'cases;
+            }
         }
     }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
@@ -198,6 +132,96 @@ pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
     results::write_atomically(&doc, &path)?;
     println!("{}", table::medians(&doc));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+}
+
+/// What every case of a run shares.
+struct RunContext<'a> {
+    opts: &'a Options,
+    dir: &'a Path,
+    tag: &'a str,
+    cores: usize,
+}
+
+impl RunContext<'_> {
+    /// One case for one library: a dash, a skip, or every receive mode's runs and medians.
+    fn case(&self, case: &Case, lib: &LibraryInfo, trials: &mut usize) -> CaseResult {
+        let (opts, cores) = (self.opts, self.cores);
+        let processes = case.roles().len();
+        let mut result = CaseResult {
+            case: case.name.clone(),
+            pattern: case.pattern().into(),
+            size: case.size,
+            library: lib.id.into(),
+            processes,
+            oversubscribed: processes > cores,
+            status: "ok".into(),
+            reason: None,
+            best_mode: None,
+            median: None,
+            modes: Vec::new(),
+        };
+        let support = case.support(&lib.capabilities);
+        if !support.is_yes() {
+            result.status = "unsupported".into();
+            result.reason = Some(support.text().into());
+            return result;
+        }
+        if result.oversubscribed && opts.skip_oversubscribed {
+            result.status = "skipped".into();
+            result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
+            return result;
+        }
+        'modes: for &mode in lib.modes {
+            let mut mode_result = ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
+            for run_no in 1..=opts.runs {
+                *trials += 1;
+                if opts.verbose {
+                    eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
+                }
+                let trial = Trial {
+                    case,
+                    library: lib.id,
+                    mode,
+                    opts,
+                    dir: self.dir,
+                    tag: self.tag,
+                    number: *trials,
+                };
+                match trial.run() {
+                    Ok(record) => mode_result.runs.push(record),
+                    Err(TrialError::Interrupted) => {
+                        result.status = "interrupted".into();
+                        result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                    }
+                    Err(TrialError::Failed(reason)) => {
+                        result.status = "failed".into();
+                        result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
+                    }
+                }
+                if result.status != "ok" {
+                    break;
+                }
+            }
+            let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
+            mode_result.median = report::median(&figures);
+            result.modes.push(mode_result);
+            if result.status != "ok" {
+                break 'modes;
+            }
+        }
+        if result.status == "ok" {
+            let best = result
+                .modes
+                .iter()
+                .filter_map(|m| m.median.map(|f| (m.mode.clone(), f)))
+                .max_by(|a, b| faster(case, &a.1, &b.1));
+            if let Some((mode, f)) = best {
+                result.best_mode = Some(mode);
+                result.median = Some(f);
+            }
+        }
+        result
+    }
 }
 
 /// Which of two medians is the better figure: for a round trip, whose figure is its latency,
