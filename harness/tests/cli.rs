@@ -26,6 +26,11 @@ fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A command line written as one string (no argument holds a space).
+fn words(line: &str) -> Vec<&str> {
+    line.split(' ').filter(|w| !w.is_empty()).collect()
+}
+
 fn ipcbench(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("the ipcbench binary runs")
 }
@@ -292,22 +297,10 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let shm_before = shm_entries();
     let out = out_dir("kill");
     let o = out.to_str().unwrap();
-    let args = [
-        "run",
-        "stream/16B",
-        "service/1c1s/16B",
-        "--lib",
-        "fastipc,uds",
-        "--runs",
-        "1",
-        "--warmup",
-        "100ms",
-        "--duration",
-        "1500ms",
-        "--out",
-        o,
-        "-v",
-    ];
+    let args = format!(
+        "run stream/16B service/1c1s/16B --lib fastipc,uds --runs 1 --warmup 100ms --duration 1500ms --out {o} -v"
+    );
+    let args = words(&args);
     // Each stream receiver dies 0.6 s after its start: in its measured window.
     let (pid, status, stderr) =
         run_and_signal(&args, &["receiver", "receiver"], Duration::from_millis(600), libc::SIGKILL);
@@ -332,22 +325,10 @@ fn a_killed_subscriber_fails_a_lossless_broadcast() {
     let shm_before = shm_entries();
     let out = out_dir("kill-sub");
     let o = out.to_str().unwrap();
-    let args = [
-        "run",
-        "broadcast/lossless/1sub/16B",
-        "queue/1x1/16B",
-        "--lib",
-        "fastipc",
-        "--runs",
-        "1",
-        "--warmup",
-        "100ms",
-        "--duration",
-        "1500ms",
-        "--out",
-        o,
-        "-v",
-    ];
+    let args = format!(
+        "run broadcast/lossless/1sub/16B queue/1x1/16B --lib fastipc --runs 1 --warmup 100ms --duration 1500ms --out {o} -v"
+    );
+    let args = words(&args);
     let (pid, status, stderr) =
         run_and_signal(&args, &["subscriber"], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "{stderr}");
@@ -400,21 +381,9 @@ fn skip_oversubscribed_leaves_those_cases_out() {
     let _one = serial();
     let out = out_dir("skip");
     let o = out.to_str().unwrap();
-    let r = ipcbench(&[
-        "run",
-        "queue/4x4/16B",
-        "--lib",
-        "fastipc",
-        "--runs",
-        "1",
-        "--duration",
-        "50ms",
-        "--warmup",
-        "10ms",
-        "--skip-oversubscribed",
-        "--out",
-        o,
-    ]);
+    let r = ipcbench(&words(&format!(
+        "run queue/4x4/16B --lib fastipc --runs 1 --duration 50ms --warmup 10ms --skip-oversubscribed --out {o}"
+    )));
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let doc = the_json(&out);
     let result = results_of(&doc, "queue/4x4/16B", "fastipc");
@@ -434,21 +403,8 @@ fn a_stopped_child_fails_its_case_at_the_deadline() {
     let shm_before = shm_entries();
     let out = out_dir("sigstop");
     let o = out.to_str().unwrap();
-    let args = [
-        "run",
-        "stream/16B",
-        "--lib",
-        "fastipc",
-        "--runs",
-        "1",
-        "--warmup",
-        "50ms",
-        "--duration",
-        "200ms",
-        "--out",
-        o,
-        "-v",
-    ];
+    let args = format!("run stream/16B --lib fastipc --runs 1 --warmup 50ms --duration 200ms --out {o} -v");
+    let args = words(&args);
     let (pid, status, stderr) =
         run_and_signal(&args, &["receiver"], Duration::from_millis(150), libc::SIGSTOP);
     assert_eq!(status.code(), Some(1), "{stderr}");
