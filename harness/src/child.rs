@@ -290,9 +290,7 @@ fn receive_loop<R: Rx, C: Check>(rx: &mut R, size: usize, mut check: C) -> Resul
     loop {
         match rx.recv(&mut buf)? {
             Received::Message(n) => {
-                let msg = buf
-                    .get(..n)
-                    .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+                let msg = arrived(&buf, n)?;
                 let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
                 check.see(h, &mut report)?;
                 report.received += 1;
@@ -305,6 +303,12 @@ fn receive_loop<R: Rx, C: Check>(rx: &mut R, size: usize, mut check: C) -> Resul
     }
     check.finish(&mut report)?;
     Ok(report)
+}
+
+/// The message a receive put at the start of `buf`.
+#[inline(always)]
+fn arrived(buf: &[u8], n: usize) -> Result<&[u8]> {
+    buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {}-byte buffer", buf.len()))
 }
 
 /// Pinger and service client: sends a request, waits for its reply, checks it answers that
@@ -335,9 +339,7 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
         };
         let now = message::now_ns();
         seq += 1;
-        let msg = reply
-            .get(..n)
-            .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+        let msg = arrived(&reply, n)?;
         let h = message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
         if h.seq != seq - 1 || h.sender != me {
             bail!(
@@ -377,9 +379,7 @@ fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
         buf[..8].fill(0xEE);
         match ep.recv(&mut buf)? {
             Received::Message(n) => {
-                let msg = buf
-                    .get(..n)
-                    .ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {size}-byte buffer"))?;
+                let msg = arrived(&buf, n)?;
                 ep.send(msg).with_context(|| {
                     let what = match message::read(msg, size) {
                         Ok(h) => format!("request {} of client {}", h.seq, h.sender),

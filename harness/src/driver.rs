@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use ipcbench_api::{LibraryInfo, RecvMode};
+use ipcbench_api::{LibraryInfo, RecvMode, Shape};
 
 use crate::cases::{Case, Role};
 use crate::child::ChildArgs;
@@ -178,15 +178,7 @@ impl RunContext<'_> {
                 if opts.verbose {
                     eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
                 }
-                let trial = Trial {
-                    case,
-                    library: lib.id,
-                    mode,
-                    opts,
-                    dir: self.dir,
-                    tag: self.tag,
-                    number: *trials,
-                };
+                let trial = Trial { ctx: self, case, library: lib.id, mode, number: *trials };
                 match trial.run() {
                     Ok(record) => mode_result.runs.push(record),
                     Err(TrialError::Interrupted) => {
@@ -227,8 +219,8 @@ impl RunContext<'_> {
 /// Which of two medians is the better figure: for a round trip, whose figure is its latency,
 /// the lower p50; else the higher rate.
 fn faster(case: &Case, a: &Figures, b: &Figures) -> std::cmp::Ordering {
-    match (case.pattern(), a.p50_ns, b.p50_ns) {
-        ("stream-rtt", Some(x), Some(y)) => y.total_cmp(&x),
+    match (case.shape, a.p50_ns, b.p50_ns) {
+        (Shape::RoundTrip, Some(x), Some(y)) => y.total_cmp(&x),
         _ => a.msgs_per_s.total_cmp(&b.msgs_per_s),
     }
 }
@@ -239,12 +231,10 @@ enum TrialError {
 }
 
 struct Trial<'a> {
+    ctx: &'a RunContext<'a>,
     case: &'a Case,
     library: &'static str,
     mode: RecvMode,
-    opts: &'a Options,
-    dir: &'a Path,
-    tag: &'a str,
     number: usize,
 }
 
@@ -259,6 +249,7 @@ struct Proc {
     child: Child,
     stdin: Option<ChildStdin>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    ready: bool,
     report: Option<RoleReport>,
 }
 
@@ -291,6 +282,13 @@ impl Drop for Children {
     }
 }
 
+/// What the driver is waiting for, for the message of a missed deadline.
+#[derive(Clone, Copy)]
+enum Stage {
+    SettingUp,
+    Running,
+}
+
 enum Event {
     Line(usize, String),
     End(usize),
@@ -298,7 +296,7 @@ enum Event {
 
 impl Trial<'_> {
     fn run(&self) -> Result<RunRecord, TrialError> {
-        let trial_dir = self.dir.join(format!("t{}", self.number));
+        let trial_dir = self.ctx.dir.join(format!("t{}", self.number));
         std::fs::create_dir_all(&trial_dir)
             .map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
         let outcome = self.run_in(&trial_dir);
@@ -306,91 +304,97 @@ impl Trial<'_> {
         outcome
     }
 
+    /// Starts role `index` of `role` as child `i`, with threads that pass its output lines to
+    /// `events` and keep its standard error.
+    fn spawn(
+        &self,
+        exe: &Path,
+        trial_dir: &Path,
+        i: usize,
+        role: Role,
+        index: usize,
+        events: mpsc::Sender<Event>,
+    ) -> Result<Proc, TrialError> {
+        let opts = self.ctx.opts;
+        let args = ChildArgs {
+            library: self.library.into(),
+            case: self.case.name.clone(),
+            role,
+            index,
+            mode: self.mode,
+            name: format!("{}t{}", self.ctx.tag, self.number),
+            dir: trial_dir.to_path_buf(),
+            warmup: opts.warmup,
+            duration: opts.duration,
+            setup_timeout: opts.setup_timeout,
+        };
+        let mut cmd = Command::new(exe);
+        cmd.arg("child")
+            .args(args.to_args())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: prctl and getppid are async-signal-safe. A child dies with the driver, even
+        // a killed one; a driver that died before the prctl took effect is seen by getppid.
+        let driver = std::process::id() as libc::pid_t;
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != driver {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| TrialError::Failed(format!("starting {} {index}: {e}", role.as_str())))?;
+        if opts.verbose {
+            eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
+        }
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr_pipe = child.stderr.take().expect("piped");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr_pipe.read(&mut buf) {
+                if let Ok(mut s) = sink.lock() {
+                    s.extend_from_slice(&buf[..n]);
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if events.send(Event::Line(i, line)).is_err() {
+                    return;
+                }
+            }
+            let _ = events.send(Event::End(i));
+        });
+        let stdin = child.stdin.take();
+        Ok(Proc { role, index, child, stdin, stderr, ready: false, report: None })
+    }
+
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
         let exe =
             std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
-        let name = format!("{}t{}", self.tag, self.number);
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
-            let args = ChildArgs {
-                library: self.library.into(),
-                case: self.case.name.clone(),
-                role,
-                index,
-                mode: self.mode,
-                name: name.clone(),
-                dir: trial_dir.to_path_buf(),
-                warmup: self.opts.warmup,
-                duration: self.opts.duration,
-                setup_timeout: self.opts.setup_timeout,
-            };
-            let mut cmd = Command::new(&exe);
-            cmd.arg("child")
-                .args(args.to_args())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            // SAFETY: prctl and getppid are async-signal-safe. A child dies with the driver, even
-            // a killed one; a driver that died before the prctl took effect is seen by getppid.
-            let driver = std::process::id() as libc::pid_t;
-            unsafe {
-                cmd.pre_exec(move || {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if libc::getppid() != driver {
-                        libc::_exit(1);
-                    }
-                    Ok(())
-                });
-            }
-            let mut child = cmd
-                .spawn()
-                .map_err(|e| TrialError::Failed(format!("starting {} {index}: {e}", role.as_str())))?;
-            if self.opts.verbose {
-                eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
-            }
-            let stdout = child.stdout.take().expect("piped");
-            let mut stderr_pipe = child.stderr.take().expect("piped");
-            let stderr = Arc::new(Mutex::new(Vec::new()));
-            let sink = Arc::clone(&stderr);
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stderr_pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut s) = sink.lock() {
-                        s.extend_from_slice(&buf[..n]);
-                    }
-                }
-            });
-            let lines = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    match line {
-                        Ok(l) => {
-                            if lines.send(Event::Line(i, l)).is_err() {
-                                return;
-                            }
-                        }
-                        Err(_) => break,
-                    }
-                }
-                let _ = lines.send(Event::End(i));
-            });
-            let stdin = child.stdin.take();
-            children.procs.push(Proc { role, index, child, stdin, stderr, report: None });
+            children.procs.push(self.spawn(&exe, trial_dir, i, role, index, tx.clone())?);
         }
         drop(tx);
 
         // Set-up: every role ready.
-        let setup_deadline = Instant::now() + self.opts.setup_timeout + Duration::from_secs(5);
-        let mut ready = 0;
-        while ready < children.procs.len() {
-            match self.next(&events, setup_deadline, &children, "setting up")? {
-                Event::Line(_, l) if l == "ready" => ready += 1,
+        let setup_deadline = Instant::now() + self.ctx.opts.setup_timeout + Duration::from_secs(5);
+        while children.procs.iter().any(|p| !p.ready) {
+            match self.next(&events, setup_deadline, &children, Stage::SettingUp)? {
+                Event::Line(i, l) if l == "ready" => {
+                    children.procs[i].ready = true;
+                }
                 Event::Line(i, l) => return Err(self.protocol(&children, i, &l)),
                 Event::End(i) => return Err(self.died(&mut children, i, "during set-up")),
             }
@@ -409,12 +413,9 @@ impl Trial<'_> {
                 )));
             }
         }
-        let run_deadline = Instant::now() + self.opts.warmup + self.opts.duration + GRACE;
-        let driving = children.procs.iter().filter(|p| p.role.is_driving()).count();
-        let mut reported_driving = 0;
-        let mut reported = 0;
-        while reported < children.procs.len() {
-            match self.next(&events, run_deadline, &children, "running")? {
+        let run_deadline = Instant::now() + self.ctx.opts.warmup + self.ctx.opts.duration + GRACE;
+        while children.procs.iter().any(|p| p.report.is_none()) {
+            match self.next(&events, run_deadline, &children, Stage::Running)? {
                 Event::Line(i, l) => {
                     let Some(json) = l.strip_prefix("result ") else {
                         return Err(self.protocol(&children, i, &l));
@@ -426,15 +427,13 @@ impl Trial<'_> {
                         ))
                     })?;
                     children.procs[i].report = Some(report);
-                    reported += 1;
-                    if children.procs[i].role.is_driving() {
-                        reported_driving += 1;
-                        if reported_driving == driving {
-                            // Every sender is done: owners may now end their channels.
-                            for p in &mut children.procs {
-                                if let Some(mut s) = p.stdin.take() {
-                                    let _ = writeln!(s, "drain");
-                                }
+                    let senders_done =
+                        children.procs.iter().all(|p| !p.role.is_driving() || p.report.is_some());
+                    if children.procs[i].role.is_driving() && senders_done {
+                        // Every sender is done: owners may now end their channels.
+                        for p in &mut children.procs {
+                            if let Some(mut s) = p.stdin.take() {
+                                let _ = writeln!(s, "drain");
                             }
                         }
                     }
@@ -452,33 +451,27 @@ impl Trial<'_> {
         // Every child reported: each should now exit cleanly.
         let exit_deadline = Instant::now() + Duration::from_secs(5);
         for p in &mut children.procs {
-            loop {
+            let status = loop {
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    return Err(TrialError::Interrupted);
+                }
                 match p.child.try_wait() {
-                    Ok(Some(status)) if status.success() => break,
-                    Ok(Some(status)) if by_interrupt(status) => {
-                        return Err(TrialError::Interrupted);
-                    }
-                    Ok(Some(status)) => {
-                        return Err(TrialError::Failed(format!(
-                            "{} reported, then {}{}",
-                            p.label(),
-                            describe(status),
-                            p.stderr_tail()
-                        )));
-                    }
-                    Ok(None) if Instant::now() < exit_deadline && !INTERRUPTED.load(Ordering::SeqCst) => {
-                        std::thread::sleep(Duration::from_millis(2));
-                    }
-                    Ok(None) if INTERRUPTED.load(Ordering::SeqCst) => {
-                        return Err(TrialError::Interrupted);
+                    Ok(Some(status)) => break status,
+                    Ok(None) if Instant::now() < exit_deadline => {
+                        std::thread::sleep(Duration::from_millis(2))
                     }
                     Ok(None) => {
                         return Err(TrialError::Failed(format!("{} reported but did not exit", p.label())));
                     }
-                    Err(e) => {
-                        return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label())));
-                    }
+                    Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
                 }
+            };
+            if !status.success() {
+                if by_interrupt(status) {
+                    return Err(TrialError::Interrupted);
+                }
+                let why = format!("{} reported, then {}{}", p.label(), describe(status), p.stderr_tail());
+                return Err(TrialError::Failed(why));
             }
         }
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
@@ -494,7 +487,7 @@ impl Trial<'_> {
         events: &Receiver<Event>,
         deadline: Instant,
         children: &Children,
-        stage: &str,
+        stage: Stage,
     ) -> Result<Event, TrialError> {
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
@@ -502,19 +495,21 @@ impl Trial<'_> {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                let (doing, budget) = match stage {
+                    Stage::SettingUp => ("setting up", "the set-up timeout and 5 s"),
+                    Stage::Running => ("running", "the window, a drain and a grace of 10 s"),
+                };
                 let waiting: Vec<String> = children
                     .procs
                     .iter()
-                    .filter(|p| if stage == "running" { p.report.is_none() } else { true })
+                    .filter(|p| match stage {
+                        Stage::SettingUp => !p.ready,
+                        Stage::Running => p.report.is_none(),
+                    })
                     .map(|p| format!("{}{}", p.label(), p.stderr_tail()))
                     .collect();
                 return Err(TrialError::Failed(format!(
-                    "deadline passed while {stage} ({}): still waiting for {}",
-                    if stage == "running" {
-                        "the window, a drain and a grace of 10 s"
-                    } else {
-                        "the set-up timeout and 5 s"
-                    },
+                    "deadline passed while {doing} ({budget}): still waiting for {}",
                     waiting.join("; ")
                 )));
             }
@@ -522,7 +517,7 @@ impl Trial<'_> {
                 Ok(ev) => return Ok(ev),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(TrialError::Failed(format!("every child's output closed while {stage}")));
+                    return Err(TrialError::Failed("every child's output closed".to_string()));
                 }
             }
         }

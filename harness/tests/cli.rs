@@ -20,6 +20,31 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A test that starts role processes: it runs alone, has a results folder of its own, and ends
+/// by checking that its run left nothing behind.
+struct RunTest {
+    _alone: std::sync::MutexGuard<'static, ()>,
+    shm_before: Vec<String>,
+    out: PathBuf,
+}
+
+impl RunTest {
+    fn new(name: &str) -> RunTest {
+        let alone = serial();
+        RunTest { _alone: alone, shm_before: shm_entries(), out: out_dir(name) }
+    }
+
+    fn out(&self) -> &str {
+        self.out.to_str().unwrap()
+    }
+
+    /// The run of the driver with this pid left no process, directory or /dev/shm entry.
+    fn nothing_left(self, driver_pid: u32) {
+        assert_nothing_left(driver_pid, &self.shm_before);
+        let _ = std::fs::remove_dir_all(&self.out);
+    }
+}
+
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ipcbench-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -121,10 +146,9 @@ fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Value) {
 
 #[test]
 fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
-    let _one = serial();
-    let shm_before = shm_entries();
-    let out = out_dir("matrix");
-    let (pid, result, mut doc) = short_run(&out, &[]);
+    let t = RunTest::new("matrix");
+    let out = &t.out;
+    let (pid, result, mut doc) = short_run(out, &[]);
     let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
     // The library's rare defect (above) gets one more try of its case, which must pass: the
     // suite checks the harness, and any other failure fails it at once.
@@ -209,8 +233,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
         "the table of medians:\n{stdout}"
     );
-    assert_nothing_left(pid, &shm_before);
-    let _ = std::fs::remove_dir_all(&out);
+    t.nothing_left(pid);
 }
 
 #[test]
@@ -262,50 +285,52 @@ fn bad_input_is_refused_with_a_clear_message() {
     assert!(!out.exists(), "refused input starts no run");
 }
 
-/// Starts a verbose run and sends `signal` to the first child of each listed role, `after` its
-/// start (in its measured window). Returns the driver's pid, exit status and stderr.
-fn run_and_signal(
-    args: &[&str],
-    roles: &[&str],
-    after: Duration,
-    signal: i32,
-) -> (u32, std::process::ExitStatus, String) {
-    let mut driver =
-        Command::new(BIN).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let pid = driver.id();
-    let stderr = BufReader::new(driver.stderr.take().unwrap());
-    let mut text = String::new();
-    let mut pending: Vec<&str> = roles.to_vec();
-    for line in stderr.lines() {
-        let line = line.unwrap();
-        text.push_str(&line);
-        text.push('\n');
-        if let Some(pos) = pending.iter().position(|r| line.contains(&format!("spawned {r} 0 pid "))) {
-            let child: i32 = line.rsplit(' ').next().unwrap().parse().unwrap();
-            pending.remove(pos);
-            std::thread::sleep(after);
-            // SAFETY: kill with a pid this test just read; the worst case is ESRCH.
-            unsafe { libc::kill(child, signal) };
+impl RunTest {
+    /// Runs `ipcbench <line> --out <its folder> -v` and sends `signal` to the first child of
+    /// each listed role, `after` its start (in its measured window). Returns the driver's pid,
+    /// exit status, stderr and results.
+    fn run_and_signal(
+        &self,
+        line: &str,
+        roles: &[&str],
+        after: Duration,
+        signal: i32,
+    ) -> (u32, std::process::ExitStatus, String, Value) {
+        let line = format!("{line} --out {} -v", self.out());
+        let mut driver = Command::new(BIN)
+            .args(words(&line))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = driver.id();
+        let stderr = BufReader::new(driver.stderr.take().unwrap());
+        let mut text = String::new();
+        let mut pending: Vec<&str> = roles.to_vec();
+        for line in stderr.lines() {
+            let line = line.unwrap();
+            text.push_str(&line);
+            text.push('\n');
+            if let Some(pos) = pending.iter().position(|r| line.contains(&format!("spawned {r} 0 pid "))) {
+                let child: i32 = line.rsplit(' ').next().unwrap().parse().unwrap();
+                pending.remove(pos);
+                std::thread::sleep(after);
+                // SAFETY: kill with a pid this test just read; the worst case is ESRCH.
+                unsafe { libc::kill(child, signal) };
+            }
         }
+        (pid, driver.wait().unwrap(), text, the_json(&self.out))
     }
-    (pid, driver.wait().unwrap(), text)
 }
 
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
-    let _one = serial();
-    let shm_before = shm_entries();
-    let out = out_dir("kill");
-    let o = out.to_str().unwrap();
-    let args = format!(
-        "run stream/16B service/1c1s/16B --lib fastipc,uds --runs 1 --warmup 100ms --duration 1500ms --out {o} -v"
-    );
-    let args = words(&args);
+    let t = RunTest::new("kill");
+    let line = "run stream/16B service/1c1s/16B --lib fastipc,uds --runs 1 --warmup 100ms --duration 1500ms";
     // Each stream receiver dies 0.6 s after its start: in its measured window.
-    let (pid, status, stderr) =
-        run_and_signal(&args, &["receiver", "receiver"], Duration::from_millis(600), libc::SIGKILL);
+    let (pid, status, stderr, doc) =
+        t.run_and_signal(line, &["receiver", "receiver"], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
-    let doc = the_json(&out);
     for lib in ["fastipc", "uds"] {
         let r = results_of(&doc, "stream/16B", lib);
         assert_eq!(r["status"], "failed", "{lib}");
@@ -315,41 +340,31 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
         assert_eq!(next["status"], "ok", "{lib}: the next case passes: {}", next["reason"]);
     }
     assert_eq!(doc["status"], "complete");
-    assert_nothing_left(pid, &shm_before);
-    let _ = std::fs::remove_dir_all(&out);
+    t.nothing_left(pid);
 }
 
 #[test]
 fn a_killed_subscriber_fails_a_lossless_broadcast() {
-    let _one = serial();
-    let shm_before = shm_entries();
-    let out = out_dir("kill-sub");
-    let o = out.to_str().unwrap();
-    let args = format!(
-        "run broadcast/lossless/1sub/16B queue/1x1/16B --lib fastipc --runs 1 --warmup 100ms --duration 1500ms --out {o} -v"
-    );
-    let args = words(&args);
-    let (pid, status, stderr) =
-        run_and_signal(&args, &["subscriber"], Duration::from_millis(600), libc::SIGKILL);
+    let t = RunTest::new("kill-sub");
+    let line = "run broadcast/lossless/1sub/16B queue/1x1/16B --lib fastipc --runs 1 --warmup 100ms --duration 1500ms";
+    let (pid, status, stderr, doc) =
+        t.run_and_signal(line, &["subscriber"], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "{stderr}");
-    let doc = the_json(&out);
     let r = results_of(&doc, "broadcast/lossless/1sub/16B", "fastipc");
     assert_eq!(r["status"], "failed");
     assert!(r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 9"), "{}", r["reason"]);
     assert_eq!(results_of(&doc, "queue/1x1/16B", "fastipc")["status"], "ok");
-    assert_nothing_left(pid, &shm_before);
-    let _ = std::fs::remove_dir_all(&out);
+    t.nothing_left(pid);
 }
 
 #[test]
 fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
-    let _one = serial();
-    let shm_before = shm_entries();
-    let out = out_dir("sigint");
+    let t = RunTest::new("sigint");
+    let out = &t.out;
     let mut driver = Command::new(BIN)
         .args(["run", "stream/16B", "stream-rtt/16B", "--lib", "uds", "--runs", "1"])
         .args(["--warmup", "50ms", "--duration", "300ms", "--out"])
-        .arg(&out)
+        .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -368,12 +383,11 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     let status = driver.wait().unwrap();
     assert!(started.elapsed() < Duration::from_secs(5), "the driver stops promptly");
     assert_eq!(status.code(), Some(130));
-    let doc = the_json(&out);
+    let doc = the_json(out);
     assert_eq!(doc["status"], "interrupted");
     assert_eq!(results_of(&doc, "stream/16B", "uds")["status"], "ok");
     assert_eq!(results_of(&doc, "stream-rtt/16B", "uds")["status"], "interrupted");
-    assert_nothing_left(pid, &shm_before);
-    let _ = std::fs::remove_dir_all(&out);
+    t.nothing_left(pid);
 }
 
 #[test]
@@ -399,21 +413,15 @@ fn skip_oversubscribed_leaves_those_cases_out() {
 
 #[test]
 fn a_stopped_child_fails_its_case_at_the_deadline() {
-    let _one = serial();
-    let shm_before = shm_entries();
-    let out = out_dir("sigstop");
-    let o = out.to_str().unwrap();
-    let args = format!("run stream/16B --lib fastipc --runs 1 --warmup 50ms --duration 200ms --out {o} -v");
-    let args = words(&args);
-    let (pid, status, stderr) =
-        run_and_signal(&args, &["receiver"], Duration::from_millis(150), libc::SIGSTOP);
+    let t = RunTest::new("sigstop");
+    let line = "run stream/16B --lib fastipc --runs 1 --warmup 50ms --duration 200ms";
+    let (pid, status, stderr, doc) =
+        t.run_and_signal(line, &["receiver"], Duration::from_millis(150), libc::SIGSTOP);
     assert_eq!(status.code(), Some(1), "{stderr}");
-    let doc = the_json(&out);
     let r = results_of(&doc, "stream/16B", "fastipc");
     assert_eq!(r["status"], "failed");
     let reason = r["reason"].as_str().unwrap();
     // Stopped in its window (or, on a slow machine, still in its set-up): the deadline fails it.
     assert!(reason.contains("deadline passed while") && reason.contains("receiver 0"), "{reason}");
-    assert_nothing_left(pid, &shm_before);
-    let _ = std::fs::remove_dir_all(&out);
+    t.nothing_left(pid);
 }
