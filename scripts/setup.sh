@@ -6,6 +6,8 @@ set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# NNG 2.0 is built from its bundled source with cmake (Debian 12's 3.25 is enough for it).
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 # Records the hypervisor and container in the results (optional, but cheap).
 command -v systemd-detect-virt >/dev/null 2>&1 || need_apt+=(systemd)
 

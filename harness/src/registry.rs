@@ -9,12 +9,14 @@ use crate::cases;
 use crate::child::{self, ChildArgs};
 
 /// Every library's id, in the order of the tables.
-pub const IDS: &[&str] = &["fastipc", "uds"];
+pub const IDS: &[&str] = &["fastipc", "zmq", "nng", "uds"];
 
 pub fn info(id: &str) -> Result<LibraryInfo> {
     use ipcbench_api::Library;
     Ok(match id {
         "fastipc" => ipcbench_fastipc::FastIpc::info(),
+        "zmq" => ipcbench_zmq::Zmq::info(),
+        "nng" => ipcbench_nng::Nng::info(),
         "uds" => ipcbench_uds::Uds::info(),
         other => bail!("{}", unknown(other)),
     })
@@ -25,6 +27,8 @@ pub fn info(id: &str) -> Result<LibraryInfo> {
 pub fn run_child(args: &ChildArgs) -> Result<()> {
     match args.library.as_str() {
         "fastipc" => child::run::<ipcbench_fastipc::FastIpc>(args),
+        "zmq" => child::run::<ipcbench_zmq::Zmq>(args),
+        "nng" => child::run::<ipcbench_nng::Nng>(args),
         "uds" => child::run::<ipcbench_uds::Uds>(args),
         other => bail!("{}", unknown(other)),
     }

@@ -1,0 +1,404 @@
+//! ipcbench adapter for NNG 2.0, through the raw bindings of `nng-sys` (NNG 2.0.0, built from
+//! its bundled source), over `ipc://` endpoints (Unix sockets) in the trial's directory.
+//!
+//! | Pattern | Sockets |
+//! |---|---|
+//! | stream, round trip | pair1 (receiver or echo listens, sender or pinger dials) |
+//! | broadcast, lossy | pub0 (listens) to sub0 (dials, subscribes to everything) |
+//! | broadcast, lossless | none: pub0 drops the oldest message for a subscriber whose queue is full |
+//! | work queue | push0 producers, each dialing every pull0 consumer (which listen) |
+//! | service | req0 clients, each dialing every rep0 server (which listen) |
+//!
+//! Before a sender or client says ready, every connection it needs is up (counted by pipe
+//! notifications): no message of the window goes to a subscriber not yet there, and no server
+//! is left out of a client's round-robin. Closing an NNG socket may drop what it still queues,
+//! so a sender ends by sending end markers until every peer has closed its connection (see
+//! `ipcbench_api::end`). A server's channel ends when the driver says every client is done: its
+//! owner handle closes the server's socket, which ends the receive the server is waiting in.
+//! Buffers are NNG's defaults, recorded in the configuration.
+
+use std::ffi::{CStr, CString, c_int, c_void};
+use std::ptr;
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use ipcbench_api::end::{self, Ends};
+use ipcbench_api::{
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
+};
+use nng_sys as sys;
+
+/// NNG 2.0.
+pub struct Nng;
+
+/// How soon a dialer retries a listener that is not there yet (NNG's default is 1 s, which
+/// would only lengthen set-up).
+const RECONNECT_MS: i32 = 10;
+const RECONNECT_MAX_MS: i32 = 100;
+
+impl Library for Nng {
+    type Stream = Endpoint;
+    type Publisher = Endpoint;
+    type Subscriber = Endpoint;
+    type Producer = Endpoint;
+    type Consumer = Endpoint;
+    type Client = Endpoint;
+    type Server = Endpoint;
+
+    fn info() -> LibraryInfo {
+        // SAFETY: nng_version returns a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(sys::nng_version()) }.to_string_lossy();
+        LibraryInfo {
+            id: "nng",
+            name: "NNG",
+            version: format!("{version} (built from source by crate nng-sys 0.4.0+2.0.0)"),
+            modes: &[RecvMode::Waiting, RecvMode::Polling],
+            capabilities: Capabilities {
+                stream: Support::Yes("pair1 over ipc://"),
+                round_trip: Support::Yes("pair1 over ipc://, both ways"),
+                broadcast_lossless: Support::No(
+                    "pub0 always drops the oldest message for a full subscriber; NNG has no blocking broadcast",
+                ),
+                broadcast_lossy: Support::Yes("pub0 to sub0 subscribed to everything"),
+                queue: Support::Yes("push0 producers, each dialing every pull0 consumer"),
+                service: Support::Yes("req0 clients, each dialing every rep0 server"),
+                batch: Support::No("no call sends or receives several messages at once"),
+            },
+            configuration: vec![
+                ("transport", "ipc:// (Unix sockets) in the trial's directory".into()),
+                ("nng_init", "NULL: NNG's default thread pools".into()),
+                ("pair1 send and receive buffers (messages)", "0 and 0 (defaults)".into()),
+                ("push0 send buffer (messages)", "0 (default)".into()),
+                ("pub0 queue per subscriber (messages)", "16 (default)".into()),
+                ("sub0 receive buffer (messages)", "128, dropping the oldest (defaults)".into()),
+                ("reconnect time, min and max (ms)", format!("{RECONNECT_MS} and {RECONNECT_MAX_MS}")),
+                ("waiting receive", "nng_recv, blocking".into()),
+                ("polling receive", "nng_recv with NNG_FLAG_NONBLOCK in a loop".into()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
+        if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
+            bail!("nng: a stream endpoint was asked for {:?}", setup.shape);
+        }
+        let at = endpoint(setup, "stream")?;
+        Ok(Opened::new(match side {
+            Side::Accept => Endpoint::listening(setup, sys::nng_pair1_open, &at, 1)?,
+            Side::Connect => Endpoint::dialing(setup, sys::nng_pair1_open, &[at])?,
+        }))
+    }
+
+    fn publisher(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Broadcast { lossy: true, subscribers } = setup.shape else {
+            bail!("nng: a publisher was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, "broadcast")?;
+        let mut e = Endpoint::new(setup, sys::nng_pub0_open)?;
+        e.listen(&at)?;
+        e.wait_for(subscribers, &format!("subscribers at {}", at.to_string_lossy()))?;
+        e.ending = Some(subscribers);
+        Ok(Opened::new(e))
+    }
+
+    fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Broadcast { lossy: true, .. } = setup.shape else {
+            bail!("nng: a subscriber was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, "broadcast")?;
+        let mut e = Endpoint::new(setup, sys::nng_sub0_open)?;
+        // SAFETY: an empty prefix (null, 0) subscribes to every message.
+        check(
+            unsafe { sys::nng_sub0_socket_subscribe(e.socket, ptr::null(), 0) },
+            "nng_sub0_socket_subscribe",
+        )?;
+        e.dial(&at)?;
+        e.ends = Ends::new(1);
+        Ok(Opened::new(e))
+    }
+
+    fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Queue { consumers, .. } = setup.shape else {
+            bail!("nng: a producer was asked for {:?}", setup.shape);
+        };
+        let all =
+            (0..consumers).map(|c| endpoint(setup, &format!("queue-c{c}"))).collect::<Result<Vec<_>>>()?;
+        Ok(Opened::new(Endpoint::dialing(setup, sys::nng_push0_open, &all)?))
+    }
+
+    fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Queue { producers, .. } = setup.shape else {
+            bail!("nng: a consumer was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, &format!("queue-c{}", setup.index))?;
+        Ok(Opened::new(Endpoint::listening(setup, sys::nng_pull0_open, &at, producers)?))
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Service { servers, .. } = setup.shape else {
+            bail!("nng: a client was asked for {:?}", setup.shape);
+        };
+        let all =
+            (0..servers).map(|s| endpoint(setup, &format!("service-s{s}"))).collect::<Result<Vec<_>>>()?;
+        let mut e = Endpoint::dialing(setup, sys::nng_req0_open, &all)?;
+        // A client's requests are all answered when it closes: nothing to end.
+        e.ending = None;
+        Ok(Opened::new(e))
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Service { .. } = setup.shape else {
+            bail!("nng: a server was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, &format!("service-s{}", setup.index))?;
+        let e = Endpoint::listening(setup, sys::nng_rep0_open, &at, 0)?;
+        let closer = Closer(e.socket);
+        Ok(Opened { endpoint: e, owner: Some(Box::new(closer)) })
+    }
+}
+
+/// The `ipc://` address of one listening socket of this trial.
+fn endpoint(setup: &Setup, what: &str) -> Result<CString> {
+    let path = setup.dir.join(format!("nng-{what}"));
+    let path = path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?;
+    // sockaddr_un holds 107 bytes of path.
+    if path.len() > 107 {
+        bail!("the socket path {path} is longer than the 107 bytes a Unix socket address holds");
+    }
+    Ok(CString::new(format!("ipc://{path}"))?)
+}
+
+/// NNG's error text for a non-zero result.
+fn check(rv: c_int, call: &str) -> Result<()> {
+    if rv == 0 {
+        return Ok(());
+    }
+    Err(anyhow!("{call}: {}", error_text(rv)))
+}
+
+fn error_text(rv: c_int) -> String {
+    // SAFETY: nng_strerror returns a static NUL-terminated string for any value.
+    unsafe { CStr::from_ptr(sys::nng_strerror(sys::nng_err(rv as u32))) }.to_string_lossy().into_owned()
+}
+
+const EAGAIN: c_int = sys::nng_err::NNG_EAGAIN.0 as c_int;
+const ECLOSED: c_int = sys::nng_err::NNG_ECLOSED.0 as c_int;
+
+/// The connections of one socket, counted by NNG's pipe notifications.
+#[derive(Default)]
+struct Pipes {
+    added: AtomicUsize,
+    removed: AtomicUsize,
+}
+
+impl Pipes {
+    fn open(&self) -> usize {
+        // Removed first: a pipe is counted removed only after it was counted added.
+        let removed = self.removed.load(Ordering::Acquire);
+        self.added.load(Ordering::Acquire) - removed
+    }
+}
+
+unsafe extern "C" fn on_pipe(_: sys::nng_pipe, event: sys::nng_pipe_ev, arg: *mut c_void) {
+    // SAFETY: `arg` is the leaked, never freed `Pipes` registered with this callback.
+    let pipes = unsafe { &*(arg as *const Pipes) };
+    match event {
+        sys::NNG_PIPE_EV_ADD_POST => pipes.added.fetch_add(1, Ordering::AcqRel),
+        sys::NNG_PIPE_EV_REM_POST => pipes.removed.fetch_add(1, Ordering::AcqRel),
+        _ => 0,
+    };
+}
+
+/// One socket, and what its end needs.
+pub struct Endpoint {
+    socket: sys::nng_socket,
+    /// `NNG_FLAG_NONBLOCK` when polling.
+    flags: c_int,
+    /// A receiver's senders: it is done when each has sent its end marker.
+    ends: Ends,
+    /// A sender's end: how many peers must close before its socket may.
+    ending: Option<usize>,
+    /// Lives as long as the process: NNG may call back until the socket is closed.
+    pipes: &'static Pipes,
+    index: usize,
+    timeout: Duration,
+}
+
+type Open = unsafe extern "C" fn(*mut sys::nng_socket) -> c_int;
+
+impl Endpoint {
+    fn new(setup: &Setup, open: Open) -> Result<Endpoint> {
+        if setup.size < 16 {
+            bail!("nng: messages of {} bytes: at least 16 are needed", setup.size);
+        }
+        static INIT: Once = Once::new();
+        let mut init = 0;
+        // SAFETY: null asks for the default parameters. NNG 2.0 must be initialized first.
+        INIT.call_once(|| init = unsafe { sys::nng_init(ptr::null()) }.0 as c_int);
+        check(init, "nng_init")?;
+        let mut socket = sys::nng_socket::default();
+        // SAFETY: `open` is one of NNG's socket constructors; it writes the new socket's id.
+        check(unsafe { open(&mut socket) }, "opening a socket")?;
+        let pipes: &'static Pipes = Box::leak(Box::default());
+        let e = Endpoint {
+            socket,
+            flags: match setup.mode {
+                RecvMode::Waiting => 0,
+                RecvMode::Polling => sys::NNG_FLAG_NONBLOCK as c_int,
+            },
+            ends: Ends::new(0),
+            ending: None,
+            pipes,
+            index: setup.index,
+            timeout: setup.timeout,
+        };
+        for event in [sys::NNG_PIPE_EV_ADD_POST, sys::NNG_PIPE_EV_REM_POST] {
+            let arg = pipes as *const Pipes as *mut c_void;
+            // SAFETY: the callback only reads `arg`, a `Pipes` that is never freed.
+            let rv = unsafe { sys::nng_pipe_notify(socket, event, Some(on_pipe), arg) };
+            check(rv.0 as c_int, "nng_pipe_notify")?;
+        }
+        Ok(e)
+    }
+
+    /// A receiving socket listening at `at`, done when `senders` have ended.
+    fn listening(setup: &Setup, open: Open, at: &CStr, senders: usize) -> Result<Endpoint> {
+        let mut e = Endpoint::new(setup, open)?;
+        e.listen(at)?;
+        e.ends = Ends::new(senders);
+        Ok(e)
+    }
+
+    /// A sending socket dialing every address in `all`, each connection up.
+    fn dialing(setup: &Setup, open: Open, all: &[CString]) -> Result<Endpoint> {
+        let mut e = Endpoint::new(setup, open)?;
+        for at in all {
+            e.dial(at)?;
+        }
+        let names = all.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(", ");
+        e.wait_for(all.len(), &format!("connections ({names})"))?;
+        e.ending = Some(all.len());
+        Ok(e)
+    }
+
+    fn listen(&mut self, at: &CStr) -> Result<()> {
+        // SAFETY: `at` is NUL-terminated; no listener handle is asked for.
+        let rv = unsafe { sys::nng_listen(self.socket, at.as_ptr(), ptr::null_mut(), 0) };
+        check(rv, &format!("listening at {}", at.to_string_lossy()))
+    }
+
+    /// Dials in the background: the listener may not be there yet, and the dialer retries.
+    fn dial(&mut self, at: &CStr) -> Result<()> {
+        for (option, ms) in
+            [(sys::NNG_OPT_RECONNMINT, RECONNECT_MS), (sys::NNG_OPT_RECONNMAXT, RECONNECT_MAX_MS)]
+        {
+            // SAFETY: the option names are NUL-terminated constants.
+            let rv = unsafe { sys::nng_socket_set_ms(self.socket, option.as_ptr().cast(), ms) };
+            check(rv, "setting the reconnect time")?;
+        }
+        let flags = sys::NNG_FLAG_NONBLOCK as c_int;
+        // SAFETY: `at` is NUL-terminated; no dialer handle is asked for.
+        let rv = unsafe { sys::nng_dial(self.socket, at.as_ptr(), ptr::null_mut(), flags) };
+        check(rv, &format!("dialing {}", at.to_string_lossy()))
+    }
+
+    /// Waits until `peers` connections are up.
+    fn wait_for(&self, peers: usize, what: &str) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        while self.pipes.open() < peers {
+            if Instant::now() >= deadline {
+                bail!("only {} of {peers} {what} were up within {:?}", self.pipes.open(), self.timeout);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// Sends end markers until every peer has closed its connection, or the set-up timeout
+    /// passes (a receiver that died; the driver reports it).
+    fn end(&mut self, peers: usize) -> Result<()> {
+        let marker = end::marker(self.index);
+        let deadline = Instant::now() + self.timeout;
+        while self.pipes.removed.load(Ordering::Acquire) < peers {
+            // A push0 sends each marker to one consumer, a pub0 may drop it: repeat until done.
+            let flags = sys::NNG_FLAG_NONBLOCK as c_int;
+            // SAFETY: the pointer and length describe `marker`; NNG copies it.
+            let rv = unsafe { sys::nng_send(self.socket, marker.as_ptr().cast(), marker.len(), flags) };
+            if rv != 0 && rv != EAGAIN {
+                check(rv, "sending the end marker")?;
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "{} of {peers} peers closed within {:?} of the end marker",
+                    self.pipes.removed.load(Ordering::Acquire),
+                    self.timeout
+                );
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// A short message: an end marker. Returns whether every sender has now ended.
+    #[cold]
+    fn marker(&mut self, buf: &[u8], n: usize) -> Result<bool> {
+        self.ends.see(&buf[..n.min(buf.len())])
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Some(peers) = self.ending.take()
+            && let Err(e) = self.end(peers)
+        {
+            eprintln!("nng: sender {} could not end its channel: {e:#}", self.index);
+        }
+        // SAFETY: closing a socket id is always safe, even one closed already.
+        unsafe { sys::nng_socket_close(self.socket) };
+    }
+}
+
+impl Tx for Endpoint {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        // SAFETY: the pointer and length describe `message`; NNG copies it.
+        let rv = unsafe { sys::nng_send(self.socket, message.as_ptr().cast(), message.len(), 0) };
+        check(rv, "nng_send")
+    }
+}
+
+impl Rx for Endpoint {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        loop {
+            let mut n = buf.len();
+            // SAFETY: NNG copies at most `n` bytes into `buf` and sets `n` to the message's length.
+            let rv = unsafe { sys::nng_recv(self.socket, buf.as_mut_ptr().cast(), &mut n, self.flags) };
+            match rv {
+                0 if !end::is_marker(n) => return Ok(Received::Message(n)),
+                0 => {
+                    if self.marker(buf, n)? {
+                        return Ok(Received::Closed);
+                    }
+                }
+                EAGAIN => return Ok(Received::Empty),
+                // Only a server's owner closes a socket in use, once every client is done.
+                ECLOSED => return Ok(Received::Closed),
+                _ => check(rv, "nng_recv")?,
+            }
+        }
+    }
+}
+
+/// A server's owner handle: when the driver says every client is done, it closes the server's
+/// socket, and the receive the server waits in returns "closed".
+struct Closer(sys::nng_socket);
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        // SAFETY: NNG sockets may be closed from any thread; a pending receive then fails.
+        unsafe { sys::nng_socket_close(self.0) };
+    }
+}

@@ -1,0 +1,434 @@
+//! ipcbench adapter for ZeroMQ: libzmq 4.3.4, built from source by the `zmq` crate, over `ipc://`
+//! endpoints (Unix sockets) in the trial's directory. One context, with its one I/O thread, per
+//! endpoint.
+//!
+//! | Pattern | Sockets |
+//! |---|---|
+//! | stream | PUSH (sender, connects) to PULL (receiver, binds) |
+//! | round trip | REQ (pinger, connects) to REP (echo, binds) |
+//! | broadcast, lossless | XPUB with `ZMQ_XPUB_NODROP` (binds) to SUB (connect, subscribe to all) |
+//! | broadcast, lossy | XPUB (binds) to SUB: it drops like PUB at the high-water mark |
+//! | work queue | PUSH producers, each connected to every PULL consumer (which bind) |
+//! | service | REQ clients, each connected to every REP server (which bind) |
+//!
+//! Before a sender says ready, every connection it needs has completed its handshake (read from
+//! a socket monitor), and a publisher has received every subscription (`ZMQ_XPUB_VERBOSE`): no
+//! message of the window goes to a subscriber not yet there, or piles up for a peer not yet
+//! connected. Every socket has linger 0, so a close never waits for a dead peer; a sender
+//! therefore ends by sending end markers until its receivers have closed their connections
+//! (see `ipcbench_api::end`), so nothing queued is lost at the close. A server's channel ends
+//! when the driver says every client is done: its owner handle sends it an end marker.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use ipcbench_api::end::{self, Ends};
+use ipcbench_api::{
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
+};
+
+/// ZeroMQ (libzmq).
+pub struct Zmq;
+
+/// The high-water marks, left at libzmq's default (recorded, and checked when a socket is made).
+const HWM: i32 = 1000;
+/// How soon a connecting socket retries a peer that is not listening yet (libzmq's default is
+/// 100 ms, which would only lengthen set-up).
+const RECONNECT_MS: i32 = 10;
+
+impl Library for Zmq {
+    type Stream = Endpoint;
+    type Publisher = Endpoint;
+    type Subscriber = Endpoint;
+    type Producer = Endpoint;
+    type Consumer = Endpoint;
+    type Client = Endpoint;
+    type Server = Endpoint;
+
+    fn info() -> LibraryInfo {
+        let (major, minor, patch) = zmq::version();
+        LibraryInfo {
+            id: "zmq",
+            name: "ZeroMQ",
+            version: format!("{major}.{minor}.{patch} (libzmq built from source by crate zmq 0.10.0)"),
+            modes: &[RecvMode::Waiting, RecvMode::Polling],
+            capabilities: Capabilities {
+                stream: Support::Yes("PUSH to PULL over ipc://, as libzmq's own throughput test"),
+                round_trip: Support::Yes("REQ to REP over ipc://, as libzmq's own latency test"),
+                broadcast_lossless: Support::Yes("XPUB with ZMQ_XPUB_NODROP to SUB: the publisher waits"),
+                broadcast_lossy: Support::Yes("XPUB to SUB: drops at the high-water mark, as PUB does"),
+                queue: Support::Yes("PUSH producers, each connected to every PULL consumer: round-robin"),
+                service: Support::Yes("REQ clients, each connected to every REP server: round-robin"),
+                batch: Support::No("no call sends or receives several messages at once"),
+            },
+            configuration: vec![
+                ("transport", "ipc:// (Unix sockets) in the trial's directory".into()),
+                ("contexts and I/O threads", "one context per endpoint, 1 I/O thread".into()),
+                ("ZMQ_SNDHWM (messages)", format!("{HWM} (default)")),
+                ("ZMQ_RCVHWM (messages)", format!("{HWM} (default)")),
+                ("ZMQ_LINGER (ms)", "0".into()),
+                ("ZMQ_RECONNECT_IVL (ms)", RECONNECT_MS.to_string()),
+                ("waiting receive", "zmq_recv, blocking".into()),
+                ("polling receive", "zmq_recv with ZMQ_DONTWAIT in a loop".into()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
+        let round_trip = match setup.shape {
+            Shape::Stream => false,
+            Shape::RoundTrip => true,
+            other => bail!("zmq: a stream endpoint was asked for {other:?}"),
+        };
+        let at = endpoint(setup, "stream")?;
+        Ok(Opened::new(match (side, round_trip) {
+            (Side::Accept, false) => Endpoint::bound(setup, zmq::PULL, &at, 1)?,
+            (Side::Accept, true) => Endpoint::bound(setup, zmq::REP, &at, 1)?,
+            (Side::Connect, false) => Endpoint::connected(setup, zmq::PUSH, &[at])?,
+            (Side::Connect, true) => Endpoint::connected(setup, zmq::REQ, &[at])?,
+        }))
+    }
+
+    fn publisher(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Broadcast { lossy, subscribers } = setup.shape else {
+            bail!("zmq: a publisher was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, "broadcast")?;
+        let mut e = Endpoint::new(setup, zmq::XPUB)?;
+        e.socket.set_xpub_verbose(true)?;
+        if !lossy {
+            set_int(&mut e.socket, zmq_sys::ZMQ_XPUB_NODROP, 1).context("setting ZMQ_XPUB_NODROP")?;
+        }
+        let monitor = Monitor::attach(&e.context, &e.socket, "publisher")?;
+        e.socket.bind(&at).with_context(|| format!("binding {at}"))?;
+        // A subscription arrives as a message on the XPUB socket: one from each subscriber.
+        let deadline = Instant::now() + setup.timeout;
+        let mut buf = [0u8; 64];
+        for joined in 0..subscribers {
+            let left = deadline.saturating_duration_since(Instant::now());
+            e.socket.set_rcvtimeo(left.as_millis().max(1) as i32)?;
+            match e.socket.recv_into(&mut buf, 0) {
+                Ok(n) if n >= 1 && buf[0] == 1 => {}
+                Ok(n) => bail!("the publisher received a {n}-byte message that is not a subscription"),
+                Err(zmq::Error::EAGAIN) => bail!(
+                    "only {joined} of {subscribers} subscribers subscribed at {at} within {:?}",
+                    setup.timeout
+                ),
+                Err(e) => return Err(anyhow!(e).context("waiting for subscriptions")),
+            }
+        }
+        e.socket.set_rcvtimeo(-1)?;
+        e.ending = Some(Ending { monitor, peers: subscribers, resend: true });
+        Ok(Opened::new(e))
+    }
+
+    fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Broadcast { .. } = setup.shape else {
+            bail!("zmq: a subscriber was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, "broadcast")?;
+        let mut e = Endpoint::new(setup, zmq::SUB)?;
+        e.socket.set_subscribe(b"")?;
+        e.socket.connect(&at).with_context(|| format!("connecting to {at}"))?;
+        e.ends = Ends::new(1);
+        Ok(Opened::new(e))
+    }
+
+    fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Queue { consumers, .. } = setup.shape else {
+            bail!("zmq: a producer was asked for {:?}", setup.shape);
+        };
+        let all =
+            (0..consumers).map(|c| endpoint(setup, &format!("queue-c{c}"))).collect::<Result<Vec<_>>>()?;
+        Ok(Opened::new(Endpoint::connected(setup, zmq::PUSH, &all)?))
+    }
+
+    fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Queue { producers, .. } = setup.shape else {
+            bail!("zmq: a consumer was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, &format!("queue-c{}", setup.index))?;
+        Ok(Opened::new(Endpoint::bound(setup, zmq::PULL, &at, producers)?))
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Service { servers, .. } = setup.shape else {
+            bail!("zmq: a client was asked for {:?}", setup.shape);
+        };
+        let all =
+            (0..servers).map(|s| endpoint(setup, &format!("service-s{s}"))).collect::<Result<Vec<_>>>()?;
+        let mut e = Endpoint::connected(setup, zmq::REQ, &all)?;
+        // A client's requests are all answered when it closes: nothing to end.
+        e.ending = None;
+        Ok(Opened::new(e))
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
+        let Shape::Service { .. } = setup.shape else {
+            bail!("zmq: a server was asked for {:?}", setup.shape);
+        };
+        let at = endpoint(setup, &format!("service-s{}", setup.index))?;
+        // Its one sender of an end marker is its owner handle, below.
+        let e = Endpoint::bound(setup, zmq::REP, &at, 1)?;
+        let stopper = Stopper { context: e.context.clone(), at, timeout: setup.timeout };
+        Ok(Opened { endpoint: e, owner: Some(Box::new(stopper)) })
+    }
+}
+
+/// The `ipc://` address of one bound socket of this trial.
+fn endpoint(setup: &Setup, what: &str) -> Result<String> {
+    let path = setup.dir.join(format!("zmq-{what}"));
+    let path = path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?;
+    // sockaddr_un holds 107 bytes of path.
+    if path.len() > 107 {
+        bail!("the socket path {path} is longer than the 107 bytes a Unix socket address holds");
+    }
+    Ok(format!("ipc://{path}"))
+}
+
+fn set_int(socket: &mut zmq::Socket, option: u32, value: i32) -> Result<()> {
+    // SAFETY: the pointer and length describe `value`, which outlives the call.
+    let rc = unsafe {
+        zmq_sys::zmq_setsockopt(
+            socket.as_mut_ptr(),
+            option as i32,
+            (&value as *const i32).cast(),
+            std::mem::size_of::<i32>(),
+        )
+    };
+    if rc != 0 {
+        return Err(anyhow!(zmq::Error::from_raw(unsafe { zmq_sys::zmq_errno() })));
+    }
+    Ok(())
+}
+
+/// One socket, and what its end needs.
+pub struct Endpoint {
+    socket: zmq::Socket,
+    /// `ZMQ_DONTWAIT` when polling.
+    flags: i32,
+    /// A receiver's senders: it is done when each has sent its end marker.
+    ends: Ends,
+    /// A sender's end: how many peers must close before its socket may.
+    ending: Option<Ending>,
+    index: usize,
+    timeout: Duration,
+    // Dropped last: the sockets above keep it alive anyway (the crate counts references).
+    context: zmq::Context,
+}
+
+struct Ending {
+    monitor: Monitor,
+    peers: usize,
+    /// Whether to repeat the marker until every peer has closed: a round-robin socket sends each
+    /// to one peer, a lossy one may drop it. REQ may send once only.
+    resend: bool,
+}
+
+impl Endpoint {
+    fn new(setup: &Setup, kind: zmq::SocketType) -> Result<Endpoint> {
+        if setup.size < 16 {
+            bail!("zmq: messages of {} bytes: at least 16 are needed", setup.size);
+        }
+        let context = zmq::Context::new();
+        context.set_io_threads(1)?;
+        let socket = context.socket(kind).with_context(|| format!("creating a {kind:?} socket"))?;
+        socket.set_linger(0)?;
+        socket.set_reconnect_ivl(RECONNECT_MS)?;
+        if socket.get_sndhwm()? != HWM || socket.get_rcvhwm()? != HWM {
+            bail!("zmq: the default high-water marks are not {HWM} in this libzmq: update the adapter");
+        }
+        let flags = match setup.mode {
+            RecvMode::Waiting => 0,
+            RecvMode::Polling => zmq::DONTWAIT,
+        };
+        Ok(Endpoint {
+            socket,
+            flags,
+            ends: Ends::new(0),
+            ending: None,
+            index: setup.index,
+            timeout: setup.timeout,
+            context,
+        })
+    }
+
+    /// A receiving socket, bound at `at`, done when `senders` have ended.
+    fn bound(setup: &Setup, kind: zmq::SocketType, at: &str, senders: usize) -> Result<Endpoint> {
+        let mut e = Endpoint::new(setup, kind)?;
+        e.socket.bind(at).with_context(|| format!("binding {at}"))?;
+        e.ends = Ends::new(senders);
+        Ok(e)
+    }
+
+    /// A sending socket connected to every address in `all`, each handshake done.
+    fn connected(setup: &Setup, kind: zmq::SocketType, all: &[String]) -> Result<Endpoint> {
+        let mut e = Endpoint::new(setup, kind)?;
+        let mut monitor = Monitor::attach(&e.context, &e.socket, "sender")?;
+        for at in all {
+            e.socket.connect(at).with_context(|| format!("connecting to {at}"))?;
+        }
+        let deadline = Instant::now() + setup.timeout;
+        while monitor.up < all.len() {
+            if !monitor.read(deadline)? {
+                bail!(
+                    "only {} of {} connections ({}) completed their handshake within {:?}",
+                    monitor.up,
+                    all.len(),
+                    all.join(", "),
+                    setup.timeout
+                );
+            }
+        }
+        e.ends = Ends::new(0);
+        e.ending = Some(Ending { monitor, peers: all.len(), resend: kind != zmq::REQ });
+        Ok(e)
+    }
+
+    /// Sends end markers until every peer has closed its connection, or the set-up timeout
+    /// passes (a receiver that died; the driver reports it).
+    fn end(&mut self, ending: &mut Ending) -> Result<()> {
+        let marker = end::marker(self.index);
+        let deadline = Instant::now() + self.timeout;
+        let mut sent = false;
+        while ending.monitor.down < ending.peers {
+            if !sent || ending.resend {
+                match self.socket.send(&marker[..], zmq::DONTWAIT) {
+                    Ok(()) => sent = true,
+                    Err(zmq::Error::EAGAIN) => {}
+                    Err(e) => return Err(anyhow!(e).context("sending the end marker")),
+                }
+            }
+            let step = (Instant::now() + Duration::from_millis(1)).min(deadline);
+            if !ending.monitor.read(step)? && Instant::now() >= deadline {
+                bail!(
+                    "{} of {} peers closed within {:?} of the end marker",
+                    ending.monitor.down,
+                    ending.peers,
+                    self.timeout
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A short message: an end marker. Returns whether every sender has now ended.
+    #[cold]
+    fn marker(&mut self, buf: &[u8], n: usize) -> Result<bool> {
+        self.ends.see(&buf[..n.min(buf.len())])
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Some(mut ending) = self.ending.take()
+            && let Err(e) = self.end(&mut ending)
+        {
+            eprintln!("zmq: sender {} could not end its channel: {e:#}", self.index);
+        }
+    }
+}
+
+impl Tx for Endpoint {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        self.socket.send(message, 0).map_err(|e| anyhow!("zmq_send: {e}"))
+    }
+}
+
+impl Rx for Endpoint {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        loop {
+            match self.socket.recv_into(buf, self.flags) {
+                Ok(n) if !end::is_marker(n) => return Ok(Received::Message(n)),
+                Ok(n) => {
+                    if self.marker(buf, n)? {
+                        return Ok(Received::Closed);
+                    }
+                }
+                Err(zmq::Error::EAGAIN) => return Ok(Received::Empty),
+                Err(e) => return Err(anyhow!("zmq_recv: {e}")),
+            }
+        }
+    }
+}
+
+/// A socket's monitor: counts completed handshakes and closed connections.
+struct Monitor {
+    pair: zmq::Socket,
+    up: usize,
+    down: usize,
+}
+
+impl Monitor {
+    /// Attaches before any bind or connect, so no event is missed.
+    fn attach(context: &zmq::Context, socket: &zmq::Socket, name: &str) -> Result<Monitor> {
+        let at = format!("inproc://monitor-{name}");
+        let events = zmq_sys::ZMQ_EVENT_HANDSHAKE_SUCCEEDED | zmq_sys::ZMQ_EVENT_DISCONNECTED;
+        socket.monitor(&at, events as i32).context("starting a socket monitor")?;
+        let pair = context.socket(zmq::PAIR)?;
+        pair.set_linger(0)?;
+        pair.connect(&at).context("connecting to the socket monitor")?;
+        Ok(Monitor { pair, up: 0, down: 0 })
+    }
+
+    /// Reads the events there are, waiting until `deadline` for the first; false if none came.
+    fn read(&mut self, deadline: Instant) -> Result<bool> {
+        let mut any = false;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = if any { 0 } else { left.as_millis().max(1) as i64 };
+            if self.pair.poll(zmq::POLLIN, wait)? == 0 {
+                return Ok(any);
+            }
+            // Two frames: the event (16-bit number, 32-bit value), then the endpoint's address.
+            let event = self.pair.recv_bytes(0)?;
+            while self.pair.get_rcvmore()? {
+                self.pair.recv_bytes(0)?;
+            }
+            let Some(number) = event.get(..2).map(|b| u16::from_ne_bytes([b[0], b[1]]) as u32) else {
+                bail!("a socket monitor event of {} bytes", event.len());
+            };
+            match number {
+                zmq_sys::ZMQ_EVENT_HANDSHAKE_SUCCEEDED => self.up += 1,
+                zmq_sys::ZMQ_EVENT_DISCONNECTED => self.down += 1,
+                _ => {}
+            }
+            any = true;
+        }
+    }
+}
+
+/// A server's owner handle: when the driver says every client is done, it sends the server an
+/// end marker from a REQ socket of its own, and waits until the server has closed.
+struct Stopper {
+    context: zmq::Context,
+    at: String,
+    timeout: Duration,
+}
+
+impl Stopper {
+    fn stop(&self) -> Result<()> {
+        let socket = self.context.socket(zmq::REQ)?;
+        socket.set_linger(0)?;
+        let mut monitor = Monitor::attach(&self.context, &socket, "stopper")?;
+        socket.connect(&self.at)?;
+        socket.send(&end::marker(0)[..], 0)?;
+        let deadline = Instant::now() + self.timeout;
+        while monitor.down == 0 {
+            if !monitor.read(deadline)? {
+                bail!("the server at {} did not close within {:?} of its end marker", self.at, self.timeout);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Stopper {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            eprintln!("zmq: ending the service: {e:#}");
+        }
+    }
+}
