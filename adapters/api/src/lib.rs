@@ -112,6 +112,50 @@ pub struct Setup<'a> {
     pub timeout: Duration,
 }
 
+impl Setup<'_> {
+    /// A broadcast's `(lossy, subscribers)`; an error if the `role` endpoint was asked for
+    /// another shape.
+    pub fn broadcast(&self, role: &str) -> Result<(bool, usize)> {
+        match self.shape {
+            Shape::Broadcast { lossy, subscribers } => Ok((lossy, subscribers)),
+            other => bail!("a {role} endpoint was asked for {other:?}"),
+        }
+    }
+
+    /// A work queue's `(producers, consumers)`, as [`Setup::broadcast`].
+    pub fn queue(&self, role: &str) -> Result<(usize, usize)> {
+        match self.shape {
+            Shape::Queue { producers, consumers } => Ok((producers, consumers)),
+            other => bail!("a {role} endpoint was asked for {other:?}"),
+        }
+    }
+
+    /// A service's `(clients, servers)`, as [`Setup::broadcast`].
+    pub fn service(&self, role: &str) -> Result<(usize, usize)> {
+        match self.shape {
+            Shape::Service { clients, servers } => Ok((clients, servers)),
+            other => bail!("a {role} endpoint was asked for {other:?}"),
+        }
+    }
+
+    /// The path of the Unix socket file `file` in the trial's directory, checked to fit a
+    /// socket address (`sockaddr_un`'s `sun_path` holds 108 bytes on Linux, with the NUL).
+    pub fn socket_path(&self, file: &str) -> Result<std::path::PathBuf> {
+        const ROOM: usize = 108;
+        let path = self.dir.join(file);
+        let len = path.as_os_str().len();
+        if len >= ROOM {
+            bail!(
+                "socket path {} is {len} bytes, too long for a Unix socket: sockaddr_un's sun_path \
+                 holds {ROOM} bytes, at most {} of path and the terminating NUL; use a shorter directory",
+                path.display(),
+                ROOM - 1
+            );
+        }
+        Ok(path)
+    }
+}
+
 /// An opened endpoint, and what must live until the driver says every sender is done: the
 /// owner's handle of a channel whose drop ends it for everybody (a work queue, a service).
 pub struct Opened<E> {

@@ -92,9 +92,10 @@ impl Library for Nng {
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Broadcast { lossy: true, subscribers } = setup.shape else {
-            bail!("nng: a publisher was asked for {:?}", setup.shape);
-        };
+        let (lossy, subscribers) = setup.broadcast("publisher")?;
+        if !lossy {
+            bail!("nng has no lossless broadcast: pub0 always drops");
+        }
         let at = endpoint(setup, "broadcast")?;
         let mut e = Endpoint::new(setup, sys::nng_pub0_open)?;
         e.listen(&at)?;
@@ -104,9 +105,9 @@ impl Library for Nng {
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Broadcast { lossy: true, .. } = setup.shape else {
-            bail!("nng: a subscriber was asked for {:?}", setup.shape);
-        };
+        if !setup.broadcast("subscriber")?.0 {
+            bail!("nng has no lossless broadcast: pub0 always drops");
+        }
         let at = endpoint(setup, "broadcast")?;
         let mut e = Endpoint::new(setup, sys::nng_sub0_open)?;
         // SAFETY: an empty prefix (null, 0) subscribes to every message.
@@ -120,26 +121,20 @@ impl Library for Nng {
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Queue { consumers, .. } = setup.shape else {
-            bail!("nng: a producer was asked for {:?}", setup.shape);
-        };
+        let (_, consumers) = setup.queue("producer")?;
         let all =
             (0..consumers).map(|c| endpoint(setup, &format!("queue-c{c}"))).collect::<Result<Vec<_>>>()?;
         Ok(Opened::new(Endpoint::dialing(setup, sys::nng_push0_open, &all)?))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Queue { producers, .. } = setup.shape else {
-            bail!("nng: a consumer was asked for {:?}", setup.shape);
-        };
+        let (producers, _) = setup.queue("consumer")?;
         let at = endpoint(setup, &format!("queue-c{}", setup.index))?;
         Ok(Opened::new(Endpoint::listening(setup, sys::nng_pull0_open, &at, producers)?))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Service { servers, .. } = setup.shape else {
-            bail!("nng: a client was asked for {:?}", setup.shape);
-        };
+        let (_, servers) = setup.service("client")?;
         let all =
             (0..servers).map(|s| endpoint(setup, &format!("service-s{s}"))).collect::<Result<Vec<_>>>()?;
         let mut e = Endpoint::dialing(setup, sys::nng_req0_open, &all)?;
@@ -149,9 +144,7 @@ impl Library for Nng {
     }
 
     fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Service { .. } = setup.shape else {
-            bail!("nng: a server was asked for {:?}", setup.shape);
-        };
+        setup.service("server")?;
         let at = endpoint(setup, &format!("service-s{}", setup.index))?;
         let e = Endpoint::listening(setup, sys::nng_rep0_open, &at, 0)?;
         let closer = Closer(e.socket);
@@ -161,12 +154,8 @@ impl Library for Nng {
 
 /// The `ipc://` address of one listening socket of this trial.
 fn endpoint(setup: &Setup, what: &str) -> Result<CString> {
-    let path = setup.dir.join(format!("nng-{what}"));
+    let path = setup.socket_path(&format!("nng-{what}"))?;
     let path = path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?;
-    // sockaddr_un holds 107 bytes of path.
-    if path.len() > 107 {
-        bail!("the socket path {path} is longer than the 107 bytes a Unix socket address holds");
-    }
     Ok(CString::new(format!("ipc://{path}"))?)
 }
 
@@ -400,5 +389,42 @@ impl Drop for Closer {
     fn drop(&mut self) {
         // SAFETY: NNG sockets may be closed from any thread; a pending receive then fails.
         unsafe { sys::nng_socket_close(self.0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(dir: &std::path::Path, shape: Shape) -> Setup<'_> {
+        Setup {
+            name: "t",
+            dir,
+            size: 16,
+            shape,
+            index: 0,
+            mode: RecvMode::Waiting,
+            timeout: Duration::from_millis(200),
+        }
+    }
+
+    #[test]
+    fn a_sender_with_no_receiver_fails_its_set_up_naming_the_address() {
+        let dir = std::env::temp_dir().join(format!("ipcbench-nng-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let shape = Shape::Queue { producers: 1, consumers: 2 };
+        let err = Nng::producer(&setup(&dir, shape)).err().unwrap().to_string();
+        assert!(err.contains("only 0 of 2 connections"), "{err}");
+        assert!(err.contains(&format!("ipc://{}/nng-queue-c1", dir.display())), "{err}");
+        let shape = Shape::Broadcast { lossy: false, subscribers: 1 };
+        let err = Nng::publisher(&setup(&dir, shape)).err().unwrap().to_string();
+        assert!(err.contains("no lossless broadcast"), "{err}");
+        assert!(!Nng::info().capabilities.broadcast_lossless.is_yes());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_version_is_2_0() {
+        assert!(Nng::info().version.starts_with("2.0.0 "), "{}", Nng::info().version);
     }
 }

@@ -80,7 +80,7 @@ impl Library for Uds {
         if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
             bail!("uds: a stream endpoint was asked for {:?}", setup.shape);
         }
-        let path = socket_path(setup.dir, &format!("{}.sock", setup.name))?;
+        let path = setup.socket_path(&format!("{}.sock", setup.name))?;
         let stream = match side {
             Side::Accept => {
                 let listening = Listening::bind(path.clone())?;
@@ -98,30 +98,26 @@ impl Library for Uds {
 
     fn client(setup: &Setup) -> Result<Opened<Connection>> {
         check_common(setup)?;
-        let Shape::Service { clients, servers } = setup.shape else {
-            bail!("uds: a client endpoint was asked for {:?}", setup.shape);
-        };
+        let (clients, servers) = setup.service("client")?;
         if servers == 0 || setup.index >= clients {
             bail!("uds: client {} of a service with {clients} clients and {servers} servers", setup.index);
         }
         let server = setup.index % servers;
-        let path = socket_path(setup.dir, &format!("{}-s{server}.sock", setup.name))?;
+        let path = setup.socket_path(&format!("{}-s{server}.sock", setup.name))?;
         let stream = connect(&path, setup.timeout)?;
         Ok(Opened::new(Connection { stream, size: setup.size, path }))
     }
 
     fn server(setup: &Setup) -> Result<Opened<Server>> {
         check_common(setup)?;
-        let Shape::Service { clients, servers } = setup.shape else {
-            bail!("uds: a server endpoint was asked for {:?}", setup.shape);
-        };
+        let (clients, servers) = setup.service("server")?;
         let index = setup.index;
         if index >= servers {
             bail!("uds: server {index} of a service with {servers} servers");
         }
         // Clients j with j % servers == index.
         let expected = if index < clients { (clients - index).div_ceil(servers) } else { 0 };
-        let path = socket_path(setup.dir, &format!("{}-s{index}.sock", setup.name))?;
+        let path = setup.socket_path(&format!("{}-s{index}.sock", setup.name))?;
 
         let mut conns = Vec::with_capacity(expected);
         if expected > 0 {
@@ -184,24 +180,6 @@ fn check_common(setup: &Setup) -> Result<()> {
         bail!("uds: messages of 0 bytes can't be framed by size");
     }
     Ok(())
-}
-
-/// `dir/file`, checked to fit `sockaddr_un`.
-fn socket_path(dir: &Path, file: &str) -> Result<PathBuf> {
-    let path = dir.join(file);
-    // SAFETY: sockaddr_un is plain old data; all zeroes is a valid value.
-    let addr: libc::sockaddr_un = unsafe { mem::zeroed() };
-    let room = addr.sun_path.len();
-    let len = path.as_os_str().len();
-    if len >= room {
-        bail!(
-            "socket path {} is {len} bytes, too long for a Unix socket: sockaddr_un's sun_path \
-             holds {room} bytes, at most {} of path and the terminating NUL; use a shorter directory",
-            path.display(),
-            room - 1
-        );
-    }
-    Ok(path)
 }
 
 /// A bound, listening socket whose file is unlinked when it is dropped.

@@ -90,9 +90,7 @@ impl Library for Zmq {
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Broadcast { lossy, subscribers } = setup.shape else {
-            bail!("zmq: a publisher was asked for {:?}", setup.shape);
-        };
+        let (lossy, subscribers) = setup.broadcast("publisher")?;
         let at = endpoint(setup, "broadcast")?;
         let mut e = Endpoint::new(setup, zmq::XPUB)?;
         e.socket.set_xpub_verbose(true)?;
@@ -123,9 +121,7 @@ impl Library for Zmq {
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Broadcast { .. } = setup.shape else {
-            bail!("zmq: a subscriber was asked for {:?}", setup.shape);
-        };
+        setup.broadcast("subscriber")?;
         let at = endpoint(setup, "broadcast")?;
         let mut e = Endpoint::new(setup, zmq::SUB)?;
         e.socket.set_subscribe(b"")?;
@@ -135,26 +131,20 @@ impl Library for Zmq {
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Queue { consumers, .. } = setup.shape else {
-            bail!("zmq: a producer was asked for {:?}", setup.shape);
-        };
+        let (_, consumers) = setup.queue("producer")?;
         let all =
             (0..consumers).map(|c| endpoint(setup, &format!("queue-c{c}"))).collect::<Result<Vec<_>>>()?;
         Ok(Opened::new(Endpoint::connected(setup, zmq::PUSH, &all)?))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Queue { producers, .. } = setup.shape else {
-            bail!("zmq: a consumer was asked for {:?}", setup.shape);
-        };
+        let (producers, _) = setup.queue("consumer")?;
         let at = endpoint(setup, &format!("queue-c{}", setup.index))?;
         Ok(Opened::new(Endpoint::bound(setup, zmq::PULL, &at, producers)?))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Service { servers, .. } = setup.shape else {
-            bail!("zmq: a client was asked for {:?}", setup.shape);
-        };
+        let (_, servers) = setup.service("client")?;
         let all =
             (0..servers).map(|s| endpoint(setup, &format!("service-s{s}"))).collect::<Result<Vec<_>>>()?;
         let mut e = Endpoint::connected(setup, zmq::REQ, &all)?;
@@ -164,9 +154,7 @@ impl Library for Zmq {
     }
 
     fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let Shape::Service { .. } = setup.shape else {
-            bail!("zmq: a server was asked for {:?}", setup.shape);
-        };
+        setup.service("server")?;
         let at = endpoint(setup, &format!("service-s{}", setup.index))?;
         // Its one sender of an end marker is its owner handle, below.
         let e = Endpoint::bound(setup, zmq::REP, &at, 1)?;
@@ -177,13 +165,8 @@ impl Library for Zmq {
 
 /// The `ipc://` address of one bound socket of this trial.
 fn endpoint(setup: &Setup, what: &str) -> Result<String> {
-    let path = setup.dir.join(format!("zmq-{what}"));
-    let path = path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?;
-    // sockaddr_un holds 107 bytes of path.
-    if path.len() > 107 {
-        bail!("the socket path {path} is longer than the 107 bytes a Unix socket address holds");
-    }
-    Ok(format!("ipc://{path}"))
+    let path = setup.socket_path(&format!("zmq-{what}"))?;
+    Ok(format!("ipc://{}", path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?))
 }
 
 fn set_int(socket: &mut zmq::Socket, option: u32, value: i32) -> Result<()> {
@@ -430,5 +413,50 @@ impl Drop for Stopper {
         if let Err(e) = self.stop() {
             eprintln!("zmq: ending the service: {e:#}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(dir: &std::path::Path, shape: Shape) -> Setup<'_> {
+        Setup {
+            name: "t",
+            dir,
+            size: 16,
+            shape,
+            index: 0,
+            mode: RecvMode::Waiting,
+            timeout: Duration::from_millis(200),
+        }
+    }
+
+    #[test]
+    fn a_sender_with_no_receiver_fails_its_set_up_naming_the_address() {
+        let dir = std::env::temp_dir().join(format!("ipcbench-zmq-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let shape = Shape::Queue { producers: 1, consumers: 2 };
+        let err = Zmq::producer(&setup(&dir, shape)).err().unwrap().to_string();
+        assert!(err.contains("only 0 of 2 connections"), "{err}");
+        assert!(err.contains(&format!("ipc://{}/zmq-queue-c1", dir.display())), "{err}");
+        let shape = Shape::Broadcast { lossy: false, subscribers: 1 };
+        let err = Zmq::publisher(&setup(&dir, shape)).err().unwrap().to_string();
+        assert!(err.contains("only 0 of 1 subscribers subscribed"), "{err}");
+        let err = Zmq::producer(&setup(&dir, Shape::Stream)).err().unwrap().to_string();
+        assert!(err.contains("a producer endpoint was asked for Stream"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_defaults_recorded_are_the_defaults() {
+        let info = Zmq::info();
+        assert!(info.version.starts_with("4.3.4 "), "{}", info.version);
+        let context = zmq::Context::new();
+        let socket = context.socket(zmq::PUSH).unwrap();
+        assert_eq!((socket.get_sndhwm().unwrap(), socket.get_rcvhwm().unwrap()), (HWM, HWM));
+        assert!(
+            info.configuration.iter().any(|(k, v)| *k == "ZMQ_SNDHWM (messages)" && v.starts_with("1000"))
+        );
     }
 }
