@@ -329,8 +329,11 @@ impl Trial<'_> {
             setup_timeout: opts.setup_timeout,
         };
         let mut cmd = Command::new(exe);
+        // A library's temporary files (ipc-channel's rendezvous socket, for one) go in the
+        // trial's directory, which the driver removes whatever becomes of the child.
         cmd.arg("child")
             .args(args.to_args())
+            .env("TMPDIR", trial_dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -9,7 +9,7 @@ use crate::cases;
 use crate::child::{self, ChildArgs};
 
 /// Every library's id, in the order of the tables.
-pub const IDS: &[&str] = &["fastipc", "zmq", "nng", "uds"];
+pub const IDS: &[&str] = &["fastipc", "zmq", "nng", "ipc-channel", "uds"];
 
 pub fn info(id: &str) -> Result<LibraryInfo> {
     use ipcbench_api::Library;
@@ -17,6 +17,7 @@ pub fn info(id: &str) -> Result<LibraryInfo> {
         "fastipc" => ipcbench_fastipc::FastIpc::info(),
         "zmq" => ipcbench_zmq::Zmq::info(),
         "nng" => ipcbench_nng::Nng::info(),
+        "ipc-channel" => ipcbench_ipc_channel::IpcChannel::info(),
         "uds" => ipcbench_uds::Uds::info(),
         other => bail!("{}", unknown(other)),
     })
@@ -29,6 +30,7 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
         "fastipc" => child::run::<ipcbench_fastipc::FastIpc>(args),
         "zmq" => child::run::<ipcbench_zmq::Zmq>(args),
         "nng" => child::run::<ipcbench_nng::Nng>(args),
+        "ipc-channel" => child::run::<ipcbench_ipc_channel::IpcChannel>(args),
         "uds" => child::run::<ipcbench_uds::Uds>(args),
         other => bail!("{}", unknown(other)),
     }

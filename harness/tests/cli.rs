@@ -173,8 +173,8 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let results = doc["results"].as_array().unwrap();
     let libs = doc["libraries"].as_array().unwrap();
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["fastipc", "zmq", "nng", "uds"], "every library built in, in the tables' order");
-    assert_eq!(results.len(), 22 * 4, "every case for every library");
+    assert_eq!(ids, ["fastipc", "zmq", "nng", "ipc-channel", "uds"], "every library built in, in order");
+    assert_eq!(results.len(), 22 * ids.len(), "every case for every library");
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
         let pattern = r["pattern"].as_str().unwrap();
@@ -238,7 +238,12 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     }
     let nng = results_of(&doc, "broadcast/lossless/4sub/16B", "nng");
     assert!(nng["reason"].as_str().unwrap().contains("pub0 always drops"), "{}", nng["reason"]);
-    assert!(stderr.contains("[88/88]"), "progress is shown:\n{stderr}");
+    // ipc-channel has streams and round trips only.
+    for r in results.iter().filter(|r| r["library"] == "ipc-channel") {
+        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt");
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} ipc-channel", r["case"]);
+    }
+    assert!(stderr.contains("[110/110]"), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
@@ -257,7 +262,7 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for lib in ["fastipc", "zmq", "nng", "uds"] {
+    for lib in ["fastipc", "zmq", "nng", "ipc-channel", "uds"] {
         assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
     }
     assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
@@ -291,7 +296,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     );
     assert_refused(
         &["run", "--lib", "zeromq3", "--out", o],
-        &["unknown library \"zeromq3\"", "the libraries built in are fastipc, zmq, nng, uds"],
+        &["unknown library \"zeromq3\"", "the libraries built in are fastipc, zmq, nng, ipc-channel, uds"],
     );
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
     assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
@@ -345,22 +350,22 @@ impl RunTest {
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let t = RunTest::new("kill");
-    let libs = ["fastipc", "zmq", "nng", "uds"];
+    let libs = ["fastipc", "zmq", "nng", "ipc-channel", "uds"];
     let line = format!(
-        "run stream/16B service/1c1s/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
+        "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
         libs.join(",")
     );
     // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
     // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
     let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; 4], Duration::from_millis(600), libc::SIGKILL);
+        t.run_and_signal(&line, &["receiver"; 5], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
     for lib in libs {
         let r = results_of(&doc, "stream/16B", lib);
         assert_eq!(r["status"], "failed", "{lib}");
         let reason = r["reason"].as_str().unwrap();
         assert!(reason.contains("receiver 0 was killed by signal 9 (SIGKILL)"), "{lib}: {reason}");
-        let next = results_of(&doc, "service/1c1s/16B", lib);
+        let next = results_of(&doc, "stream-rtt/16B", lib);
         assert_eq!(next["status"], "ok", "{lib}: the next case passes: {}", next["reason"]);
     }
     assert_eq!(doc["status"], "complete");
