@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use ipcbench_api::{LibraryInfo, RecvMode, Shape};
+use ipcbench_api::{LibraryInfo, RecvMode, Requests, Shape};
 
 use crate::cases::{Case, Role};
 use crate::child::ChildArgs;
@@ -158,6 +158,7 @@ impl RunContext<'_> {
             reason: None,
             best_mode: None,
             median: None,
+            note: None,
             modes: Vec::new(),
         };
         let support = case.support(&lib.capabilities);
@@ -165,6 +166,15 @@ impl RunContext<'_> {
             result.status = "unsupported".into();
             result.reason = Some(support.text().into());
             return result;
+        }
+        if let (Shape::Service { servers, .. }, Requests::ToEveryServer) = (case.shape, lib.requests)
+            && servers > 1
+        {
+            result.note = Some(format!(
+                "every request went to all {servers} servers and each answered it: {}'s servers do not \
+                 share a load; each client took the first reply",
+                lib.name
+            ));
         }
         if result.oversubscribed && opts.skip_oversubscribed {
             result.status = "skipped".into();
@@ -178,7 +188,8 @@ impl RunContext<'_> {
                 if opts.verbose {
                     eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
                 }
-                let trial = Trial { ctx: self, case, library: lib.id, mode, number: *trials };
+                let trial =
+                    Trial { ctx: self, case, library: lib.id, requests: lib.requests, mode, number: *trials };
                 match trial.run() {
                     Ok(record) => mode_result.runs.push(record),
                     Err(TrialError::Interrupted) => {
@@ -234,6 +245,7 @@ struct Trial<'a> {
     ctx: &'a RunContext<'a>,
     case: &'a Case,
     library: &'static str,
+    requests: Requests,
     mode: RecvMode,
     number: usize,
 }
@@ -282,6 +294,22 @@ impl Drop for Children {
     }
 }
 
+/// Removes the trial's objects in /dev/shm: those named `<name>` or `<name>` and one of `_.-`
+/// and more. A killed child leaves its shared memory there, and iceoryx2 keeps one segment on
+/// purpose; nothing a trial made outlives it.
+fn remove_shared_memory(name: &str) {
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        let ours =
+            file.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.', '-']));
+        if ours {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// What the driver is waiting for, for the message of a missed deadline.
 #[derive(Clone, Copy)]
 enum Stage {
@@ -300,8 +328,15 @@ impl Trial<'_> {
         std::fs::create_dir_all(&trial_dir)
             .map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
         let outcome = self.run_in(&trial_dir);
+        // Every child is gone now: what they left goes too.
         let _ = std::fs::remove_dir_all(&trial_dir);
+        remove_shared_memory(&self.name());
         outcome
+    }
+
+    /// The trial's name, unique to the run: adapters name their channels and files after it.
+    fn name(&self) -> String {
+        format!("{}t{}", self.ctx.tag, self.number)
     }
 
     /// Starts role `index` of `role` as child `i`, with threads that pass its output lines to
@@ -322,7 +357,7 @@ impl Trial<'_> {
             role,
             index,
             mode: self.mode,
-            name: format!("{}t{}", self.ctx.tag, self.number),
+            name: self.name(),
             dir: trial_dir.to_path_buf(),
             warmup: opts.warmup,
             duration: opts.duration,
@@ -478,7 +513,7 @@ impl Trial<'_> {
             }
         }
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
-        let figures = report::figures(self.case, &roles)
+        let figures = report::figures(self.case, &roles, self.requests)
             .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
         let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
         Ok(RunRecord { figures, roles })

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::cases::{Case, Role};
 use crate::taken::{self, Taken};
-use ipcbench_api::Shape;
+use ipcbench_api::{Requests, Shape};
 
 /// One child's figures for one trial. Driving roles fill the first group, receiving roles the
 /// second; zeros where a field doesn't apply.
@@ -80,8 +80,9 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
     h
 }
 
-/// Checks the trial's reports against each other and computes its figures.
-pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
+/// Checks the trial's reports against each other and computes its figures. `requests` says
+/// whether a service's request reaches one server or every server.
+pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
     let driving: Vec<&RoleReport> =
         reports.iter().filter(|r| Role::parse(&r.role).is_some_and(Role::is_driving)).collect();
     let start = driving.iter().map(|r| r.window_start_ns).min().unwrap_or(0);
@@ -144,10 +145,16 @@ pub fn figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
             };
             let asked: u64 = callers.iter().map(|r| r.sent).sum();
             let answered: u64 = answerers.iter().map(|r| r.received).sum();
-            if asked != answered {
+            // Each request reaches one server, or (a library without load sharing) every one.
+            let copies = match requests {
+                Requests::ToEveryServer => answerers.len() as u64,
+                Requests::ToOneServer => 1,
+            };
+            if answered != asked * copies {
+                let each = if copies > 1 { format!(", each to all {copies} servers") } else { String::new() };
                 return Err(broken(
                     answerers[0],
-                    format!("servers took {answered} requests; clients sent {asked}"),
+                    format!("servers took {answered} requests; clients sent {asked}{each}"),
                 ));
             }
             out.msgs_per_s = rate(callers.iter().map(|r| r.measured).sum());
@@ -216,6 +223,8 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
 mod tests {
     use super::*;
 
+    const ONE: Requests = Requests::ToOneServer;
+
     fn role(role: &str, f: impl FnOnce(&mut RoleReport)) -> RoleReport {
         let mut r = RoleReport {
             role: role.into(),
@@ -235,10 +244,10 @@ mod tests {
     fn a_lossless_stream_that_lost_a_message_is_broken() {
         let sender = role("sender", |r| (r.sent, r.measured) = (100, 80));
         let whole = role("receiver", |r| (r.received, r.received_measured) = (100, 80));
-        let f = figures(&case("stream/16B"), &[sender.clone(), whole]).unwrap();
+        let f = figures(&case("stream/16B"), &[sender.clone(), whole], ONE).unwrap();
         assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
         let short = role("receiver", |r| (r.received, r.received_measured) = (99, 79));
-        let err = figures(&case("stream/16B"), &[sender, short]).unwrap_err();
+        let err = figures(&case("stream/16B"), &[sender, short], ONE).unwrap_err();
         assert_eq!(err.role, "receiver 0");
         assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
     }
@@ -252,11 +261,11 @@ mod tests {
         let b = role("subscriber", |r| {
             (r.received, r.received_measured, r.lost, r.lost_measured) = (700, 700, 300, 300)
         });
-        let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()]).unwrap();
+        let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()], ONE).unwrap();
         assert_eq!(f.msgs_per_s, 700.0);
         assert_eq!(f.lost_share, Some(0.2));
         let disagreeing = RoleReport { library_lost: 299, ..b };
-        let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing]).unwrap_err();
+        let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing], ONE).unwrap_err();
         assert!(err.reason.contains("the library says 299"), "{}", err.reason);
     }
 
@@ -264,8 +273,26 @@ mod tests {
     fn a_service_whose_servers_miss_a_request_is_broken() {
         let client = role("client", |r| (r.sent, r.measured) = (10, 5));
         let server = role("server", |r| r.received = 9);
-        let err = figures(&case("service/1c1s/16B"), &[client, server]).unwrap_err();
+        let err = figures(&case("service/1c1s/16B"), &[client, server], ONE).unwrap_err();
         assert!(err.reason.contains("servers took 9 requests; clients sent 10"), "{}", err.reason);
+    }
+
+    #[test]
+    fn where_every_server_answers_every_request_each_must_take_it() {
+        let case = case("service/4c4s/16B");
+        let clients = (0..4).map(|i| role("client", |r| (r.index, r.sent, r.measured) = (i, 10, 5)));
+        let servers = |took: u64| (0..4).map(move |i| role("server", |r| (r.index, r.received) = (i, took)));
+        let all: Vec<RoleReport> = clients.clone().chain(servers(40)).collect();
+        assert!(figures(&case, &all, Requests::ToEveryServer).is_ok());
+        let err = figures(&case, &all, ONE).unwrap_err();
+        assert!(err.reason.contains("servers took 160 requests; clients sent 40"), "{}", err.reason);
+        let short: Vec<RoleReport> = clients.chain(servers(39)).collect();
+        let err = figures(&case, &short, Requests::ToEveryServer).unwrap_err();
+        assert!(
+            err.reason.contains("took 156 requests; clients sent 40, each to all 4 servers"),
+            "{}",
+            err.reason
+        );
     }
 
     #[test]

@@ -114,6 +114,9 @@ pub struct CaseResult {
     pub best_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<Figures>,
+    /// What a reader must know beside the figure (servers that do not share a load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<ModeResult>,
 }

@@ -43,7 +43,8 @@ pub fn cell(pattern: &str, f: &Figures) -> String {
 }
 
 fn result_cell(r: &CaseResult) -> String {
-    let mark = if r.oversubscribed { " *" } else { "" };
+    let note = if r.note.is_some() { " †" } else { "" };
+    let mark = format!("{note}{}", if r.oversubscribed { " *" } else { "" });
     match (r.status.as_str(), &r.median) {
         ("ok", Some(f)) => format!("{}{mark}", cell(&r.pattern, f)),
         ("unsupported", _) => "—".into(),
@@ -124,6 +125,11 @@ pub fn medians(doc: &Document) -> String {
         })
         .collect();
     let mut out = render(&header, &rows);
+    if doc.results.iter().any(|r| r.note.is_some() && r.status == "ok") {
+        out.push_str(
+            "\n† every server answered every request: the servers do not share a load (the result's `note`).",
+        );
+    }
     out.push_str(&format!(
         "\n* oversubscribed: more processes than the {} cores; they time-share, which changes what is measured.\n— the library lacks the pattern (`ipcbench list` says why).",
         doc.machine.cores

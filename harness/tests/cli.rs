@@ -173,7 +173,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let results = doc["results"].as_array().unwrap();
     let libs = doc["libraries"].as_array().unwrap();
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["fastipc", "zmq", "nng", "ipc-channel", "uds"], "every library built in, in order");
+    assert_eq!(ids, ["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"], "every library, in order");
     assert_eq!(results.len(), 22 * ids.len(), "every case for every library");
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
@@ -243,7 +243,19 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt");
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} ipc-channel", r["case"]);
     }
-    assert!(stderr.contains("[110/110]"), "progress is shown:\n{stderr}");
+    // iceoryx2 has no work queue; its services run, each request answered by every server,
+    // which the cases of several servers say beside the figure.
+    for r in results.iter().filter(|r| r["library"] == "iceoryx2") {
+        let case = r["case"].as_str().unwrap();
+        let queue = r["pattern"] == "queue";
+        assert_eq!(r["status"], if queue { "unsupported" } else { "ok" }, "{case} iceoryx2");
+        let shared = case.starts_with("service/4c4s");
+        assert_eq!(r["note"].as_str().is_some_and(|n| n.contains("do not share a load")), shared, "{case}");
+    }
+    assert!(results.iter().filter(|r| r["library"] != "iceoryx2").all(|r| r.get("note").is_none()));
+    let stdout_text = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout_text.contains("† every server answered every request"), "{stdout_text}");
+    assert!(stderr.contains("[132/132]"), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
@@ -262,7 +274,7 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for lib in ["fastipc", "zmq", "nng", "ipc-channel", "uds"] {
+    for lib in ["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"] {
         assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
     }
     assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
@@ -296,7 +308,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     );
     assert_refused(
         &["run", "--lib", "zeromq3", "--out", o],
-        &["unknown library \"zeromq3\"", "the libraries built in are fastipc, zmq, nng, ipc-channel, uds"],
+        &["unknown library \"zeromq3\"", "built in are fastipc, iceoryx2, zmq, nng, ipc-channel, uds"],
     );
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
     assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
@@ -350,7 +362,7 @@ impl RunTest {
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let t = RunTest::new("kill");
-    let libs = ["fastipc", "zmq", "nng", "ipc-channel", "uds"];
+    let libs = ["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"];
     let line = format!(
         "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
         libs.join(",")
@@ -358,7 +370,7 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
     // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
     let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; 5], Duration::from_millis(600), libc::SIGKILL);
+        t.run_and_signal(&line, &["receiver"; 6], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
     for lib in libs {
         let r = results_of(&doc, "stream/16B", lib);
@@ -391,7 +403,7 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     let t = RunTest::new("sigint");
     let out = &t.out;
     let mut driver = Command::new(BIN)
-        .args(["run", "stream/16B", "stream-rtt/16B", "--lib", "uds", "--runs", "1"])
+        .args(["run", "stream/16B", "stream-rtt/16B", "--lib", "iceoryx2", "--runs", "1"])
         .args(["--warmup", "50ms", "--duration", "300ms", "--out"])
         .arg(out)
         .stdout(Stdio::null())
@@ -414,8 +426,32 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     assert_eq!(status.code(), Some(130));
     let doc = the_json(out);
     assert_eq!(doc["status"], "interrupted");
-    assert_eq!(results_of(&doc, "stream/16B", "uds")["status"], "ok");
-    assert_eq!(results_of(&doc, "stream-rtt/16B", "uds")["status"], "interrupted");
+    assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
+    assert_eq!(results_of(&doc, "stream-rtt/16B", "iceoryx2")["status"], "interrupted");
+    // Its killed children's shared memory (and the segment iceoryx2 keeps on purpose) is gone.
+    t.nothing_left(pid);
+}
+
+#[test]
+fn an_iceoryx2_child_stops_on_sigterm_and_leaves_nothing() {
+    let t = RunTest::new("sigterm");
+    let default_root = Path::new("/tmp/iceoryx2");
+    let had_default_root = default_root.exists();
+    let line =
+        "run broadcast/lossless/1sub/16B stream/16B --lib iceoryx2 --runs 1 --warmup 100ms --duration 1500ms";
+    // The subscriber waits in iceoryx2's listener; iceoryx2 would catch SIGTERM by default.
+    let (pid, status, stderr, doc) =
+        t.run_and_signal(line, &["subscriber"], Duration::from_millis(600), libc::SIGTERM);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let r = results_of(&doc, "broadcast/lossless/1sub/16B", "iceoryx2");
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 15"),
+        "{}",
+        r["reason"]
+    );
+    assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
+    assert!(had_default_root || !default_root.exists(), "nothing in iceoryx2's default root");
     t.nothing_left(pid);
 }
 

@@ -202,6 +202,16 @@ pub struct Capabilities {
     pub batch: Support,
 }
 
+/// Where a library's service sends each request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requests {
+    /// To one of the servers: the servers share the load.
+    ToOneServer,
+    /// To every server: each answers it, and the client takes the first reply. The servers do
+    /// not share a load; a case with several servers says so beside its figure.
+    ToEveryServer,
+}
+
 /// What the harness shows and records of a library.
 #[derive(Clone, Debug)]
 pub struct LibraryInfo {
@@ -212,6 +222,8 @@ pub struct LibraryInfo {
     /// The receive modes it is measured in; the faster is its figure.
     pub modes: &'static [RecvMode],
     pub capabilities: Capabilities,
+    /// Where its service sends each request (meaningless when it has no service).
+    pub requests: Requests,
     /// Buffer and ring sizes and other settings, recorded in the results as they are.
     pub configuration: Vec<(&'static str, String)>,
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
 use ipcbench_api::{
-    Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Result, Rx, Setup, Shape, Side,
-    Support, Tx, anyhow, bail,
+    Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result, Rx, Setup,
+    Shape, Side, Support, Tx, anyhow, bail,
 };
 
 /// Each direction of a stream's connection.
@@ -94,6 +94,7 @@ impl Library for FastIpc {
                 service: Support::Yes("service: servers of a pool share every client's requests"),
                 batch: Support::Yes("send_many / receive_many"),
             },
+            requests: Requests::ToOneServer,
             configuration: vec![
                 ("stream ring (bytes each way)", STREAM_RING.to_string()),
                 ("broadcast memory (bytes)", BROADCAST_RING.to_string()),

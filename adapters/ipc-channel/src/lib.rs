@@ -20,8 +20,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use ipc_channel::IpcError;
 use ipc_channel::ipc::{self, IpcBytesReceiver, IpcBytesSender, IpcOneShotServer, IpcSender};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
-    Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Support, Tx, Unsupported,
 };
 
 /// ipc-channel's byte channels.
@@ -57,6 +57,7 @@ impl Library for IpcChannel {
                 ),
                 batch: Support::No("no call sends or receives several messages at once"),
             },
+            requests: Requests::ToOneServer,
             configuration: vec![
                 ("channel", "ipc::bytes_channel (Unix SOCK_SEQPACKET socket pair)".into()),
                 ("receive", "IpcBytesReceiver::recv: a new Vec<u8> per message, copied out".into()),

@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Support, Tx,
 };
 use nng_sys as sys;
 
@@ -66,6 +67,7 @@ impl Library for Nng {
                 service: Support::Yes("req0 clients, each dialing every rep0 server"),
                 batch: Support::No("no call sends or receives several messages at once"),
             },
+            requests: Requests::ToOneServer,
             configuration: vec![
                 ("transport", "ipc:// (Unix sockets) in the trial's directory".into()),
                 ("nng_init", "NULL: NNG's default thread pools".into()),

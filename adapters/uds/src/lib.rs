@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
-    Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Support, Tx, Unsupported,
 };
 
 /// Unix domain sockets, `SOCK_STREAM`.
@@ -67,6 +67,7 @@ impl Library for Uds {
                 ),
                 batch: Support::No("no call moves several messages as separate messages on a stream socket"),
             },
+            requests: Requests::ToOneServer,
             configuration: vec![
                 ("SO_SNDBUF", sndbuf),
                 ("SO_RCVBUF", rcvbuf),

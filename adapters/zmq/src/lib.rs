@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Support, Tx,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Support, Tx,
 };
 
 /// ZeroMQ (libzmq).
@@ -61,6 +62,7 @@ impl Library for Zmq {
                 service: Support::Yes("REQ clients, each connected to every REP server: round-robin"),
                 batch: Support::No("no call sends or receives several messages at once"),
             },
+            requests: Requests::ToOneServer,
             configuration: vec![
                 ("transport", "ipc:// (Unix sockets) in the trial's directory".into()),
                 ("contexts and I/O threads", "one context per endpoint, 1 I/O thread".into()),

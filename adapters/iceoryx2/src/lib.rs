@@ -1,0 +1,639 @@
+//! ipcbench adapter for iceoryx2 0.10, from Rust, its own language: zero-copy shared memory.
+//!
+//! | Pattern | Services and ports |
+//! |---|---|
+//! | stream | publish-subscribe of `[u8]`, one publisher, one subscriber, safe overflow off |
+//! | round trip | two publish-subscribe services, one each way |
+//! | broadcast, lossless | publish-subscribe, safe overflow off: the publisher waits for room |
+//! | broadcast, lossy | publish-subscribe, safe overflow on: a full buffer drops its oldest sample |
+//! | service | request-response of `[u8]`; every server receives every request and answers it |
+//! | work queue | none: a sample goes to every subscriber, a request to every server |
+//!
+//! A message is copied into a loaned sample (`loan_slice_uninit` + `write_from_slice`) and sent;
+//! the receiver copies the payload out into the harness's buffer and releases the sample.
+//!
+//! Waiting receivers sleep on an event service of the same name (`Listener::timed_wait`), which
+//! the sending side notifies after each send (`Notifier::notify`); polling receivers call
+//! `receive` in a loop and nothing is notified. A receiver knows its sender has gone when the
+//! service's dynamic configuration counts no publisher (no client, for a server) and nothing is
+//! left to receive.
+//!
+//! Isolation: every node of a trial uses a `Config` whose prefix is the trial's name and whose
+//! root is the trial's directory, so its files live there and its shared memory is named
+//! `/dev/shm/<name>_*` (which the driver removes after the trial, with the global management
+//! segment iceoryx2 keeps on purpose). Signal handling is off: SIGTERM ends a child.
+
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use iceoryx2::active_request::ActiveRequest;
+use iceoryx2::config::Config;
+use iceoryx2::node::{Node, NodeBuilder};
+use iceoryx2::pending_response::PendingResponse;
+use iceoryx2::port::client::Client;
+use iceoryx2::port::listener::Listener;
+use iceoryx2::port::notifier::Notifier;
+use iceoryx2::port::publisher::Publisher;
+use iceoryx2::port::server::Server;
+use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::prelude::{
+    BackpressureStrategy, EventId, FileName, LogLevel, PortFactory as _, SemanticString as _, ServiceName,
+    SignalHandlingMode, ipc, set_log_level,
+};
+use iceoryx2::service::port_factory::{event, publish_subscribe, request_response};
+use ipcbench_api::{
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Support, Tx, Unsupported,
+};
+
+/// iceoryx2.
+pub struct Iceoryx2;
+
+/// Samples a subscriber's buffer holds: at 1 KiB, the 256 KiB of FastIPC's stream ring.
+const BUFFER: usize = 256;
+/// How long a waiting receiver sleeps at most before it looks again whether its sender has gone.
+const RECHECK: Duration = Duration::from_millis(20);
+/// The event a dropped notifier sends its listeners: a sender's end wakes its receivers.
+const DROPPED: EventId = EventId::new(1);
+
+type Svc = ipc::Service;
+type PubSub = publish_subscribe::PortFactory<Svc, [u8], ()>;
+type ReqRes = request_response::PortFactory<Svc, [u8], u64, [u8], ()>;
+/// A request carries its client's index in a u64 user header.
+type Pending = PendingResponse<Svc, [u8], u64, [u8], ()>;
+type Active = ActiveRequest<Svc, [u8], u64, [u8], ()>;
+
+impl Library for Iceoryx2 {
+    type Stream = Pair;
+    type Publisher = Sending;
+    type Subscriber = Receiving;
+    type Producer = Unsupported;
+    type Consumer = Unsupported;
+    type Client = Caller;
+    type Server = Answerer;
+
+    fn info() -> LibraryInfo {
+        LibraryInfo {
+            id: "iceoryx2",
+            name: "iceoryx2",
+            version: "0.10.0".into(),
+            modes: &[RecvMode::Waiting, RecvMode::Polling],
+            capabilities: Capabilities {
+                stream: Support::Yes(
+                    "publish-subscribe of [u8], 1 publisher and 1 subscriber, safe overflow off",
+                ),
+                round_trip: Support::Yes("two publish-subscribe services, one each way"),
+                broadcast_lossless: Support::Yes("publish-subscribe, safe overflow off: the publisher waits"),
+                broadcast_lossy: Support::Yes(
+                    "publish-subscribe, safe overflow on: overwrites the oldest sample",
+                ),
+                queue: Support::No(
+                    "no work queue: a sample goes to every subscriber and a request to every server",
+                ),
+                service: Support::Yes("request-response: every server receives every request and answers it"),
+                batch: Support::No("no call sends or receives several samples at once"),
+            },
+            requests: Requests::ToEveryServer,
+            configuration: vec![
+                ("subscriber buffer (samples)", BUFFER.to_string()),
+                ("history (samples)", "0".into()),
+                ("lossless publisher", "safe overflow off, BackpressureStrategy::RetryUntilDelivered".into()),
+                ("lossy publisher", "safe overflow on".into()),
+                ("payload", "[u8] slices of the case's size, copied into a loaned sample".into()),
+                (
+                    "request-response",
+                    "safe overflow off both ways; a u64 user header names the client".into(),
+                ),
+                (
+                    "waiting receive",
+                    "an event service: Notifier::notify per send, Listener::timed_wait".into(),
+                ),
+                ("polling receive", "receive() in a loop, no notification".into()),
+                ("signal handling", "SignalHandlingMode::Disabled".into()),
+                ("isolation", "Config prefix = the trial's name, root = the trial's directory".into()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair>> {
+        let node = node(setup)?;
+        let (tx, rx) = match (setup.shape, side) {
+            (Shape::Stream, Side::Accept) => (None, Some(Receiving::open(&node, setup, "data")?)),
+            (Shape::Stream, Side::Connect) => (Some(Sending::open(&node, setup, "data", 1)?), None),
+            // Each side's subscriber first, then its publisher (which waits for the other side's
+            // subscriber), then the wait for the other side's publisher.
+            (Shape::RoundTrip, Side::Accept) => {
+                let rx = Receiving::open(&node, setup, "ping")?;
+                (Some(Sending::open(&node, setup, "pong", 1)?), Some(rx))
+            }
+            (Shape::RoundTrip, Side::Connect) => {
+                let rx = Receiving::open(&node, setup, "pong")?;
+                (Some(Sending::open(&node, setup, "ping", 1)?), Some(rx))
+            }
+            (other, _) => bail!("a stream endpoint was asked for {other:?}"),
+        };
+        if let Some(rx) = &rx {
+            rx.wait_for_publisher(setup)?;
+        }
+        Ok(Opened::new(Pair { tx, rx, _node: node }))
+    }
+
+    fn publisher(setup: &Setup) -> Result<Opened<Sending>> {
+        let (_, subscribers) = setup.broadcast("publisher")?;
+        let node = node(setup)?;
+        let mut s = Sending::open(&node, setup, "broadcast", subscribers)?;
+        s._node = Some(node);
+        Ok(Opened::new(s))
+    }
+
+    fn subscriber(setup: &Setup) -> Result<Opened<Receiving>> {
+        setup.broadcast("subscriber")?;
+        let node = node(setup)?;
+        let mut r = Receiving::open(&node, setup, "broadcast")?;
+        r.wait_for_publisher(setup)?;
+        r._node = Some(node);
+        Ok(Opened::new(r))
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Caller>> {
+        let (_, servers) = setup.service("client")?;
+        let node = node(setup)?;
+        let service = request_response(&node, setup)?;
+        let client = service
+            .client_builder()
+            .initial_max_slice_len(setup.size)
+            .create()
+            .map_err(|e| anyhow!("creating the client: {e:?}"))?;
+        let replies = match setup.mode {
+            RecvMode::Waiting => {
+                Some(listener(&event_service(&node, setup, &format!("reply{}", setup.index), 1)?)?)
+            }
+            RecvMode::Polling => None,
+        };
+        let requests = match setup.mode {
+            RecvMode::Waiting => Some(notifier(&event_service(&node, setup, "requests", servers)?)?),
+            RecvMode::Polling => None,
+        };
+        // Every server must be there before the first request, or it would miss some.
+        wait_until(setup, &format!("{servers} servers"), || {
+            service.dynamic_config().number_of_servers() >= servers
+        })?;
+        if requests.is_some() {
+            wait_until(setup, "the servers' listeners", || n_listeners(&node, setup, "requests", servers))?;
+        }
+        Ok(Opened::new(Caller {
+            client,
+            pending: None,
+            replies,
+            requests,
+            index: setup.index as u64,
+            replies_seen: 0,
+            servers,
+            timeout: setup.timeout,
+            _service: service,
+            _node: node,
+        }))
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Answerer>> {
+        let (clients, _) = setup.service("server")?;
+        let node = node(setup)?;
+        let service = request_response(&node, setup)?;
+        let server = service
+            .server_builder()
+            .initial_max_slice_len(setup.size)
+            .create()
+            .map_err(|e| anyhow!("creating the server: {e:?}"))?;
+        let (requests, replies) = match setup.mode {
+            RecvMode::Waiting => {
+                let servers = setup.service("server")?.1;
+                let requests = listener(&event_service(&node, setup, "requests", servers)?)?;
+                let replies = (0..clients)
+                    .map(|c| notifier(&event_service(&node, setup, &format!("reply{c}"), 1)?))
+                    .collect::<Result<Vec<_>>>()?;
+                (Some(requests), replies)
+            }
+            RecvMode::Polling => (None, Vec::new()),
+        };
+        // Its clients' count falling to zero is how it learns they are done: wait until all came.
+        wait_until(setup, &format!("{clients} clients"), || {
+            service.dynamic_config().number_of_clients() >= clients
+        })?;
+        Ok(Opened::new(Answerer { server, active: None, requests, replies, service, _node: node }))
+    }
+}
+
+/// This trial's node: its files under the trial's directory, its shared memory named after the
+/// trial, no signal handler.
+fn node(setup: &Setup) -> Result<Node<Svc>> {
+    set_log_level(LogLevel::Warn);
+    let mut config = Config::default();
+    config.global.prefix = FileName::new(format!("{}_", setup.name).as_bytes())
+        .map_err(|e| anyhow!("{:?} as an iceoryx2 prefix: {e:?}", setup.name))?;
+    let root = setup.dir.join("iceoryx2");
+    let root_str = root.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", root.display()))?;
+    let root_path = iceoryx2::prelude::Path::new(root_str.as_bytes())
+        .map_err(|e| anyhow!("{root_str} as an iceoryx2 root path: {e:?}"))?;
+    config.global.set_root_path(&root_path);
+    NodeBuilder::new()
+        .config(&config)
+        .signal_handling_mode(SignalHandlingMode::Disabled)
+        .create::<Svc>()
+        .map_err(|e| anyhow!("creating an iceoryx2 node under {root_str}: {e:?}"))
+}
+
+fn service_name(setup: &Setup, what: &str) -> Result<ServiceName> {
+    let name = format!("{}/{what}", setup.name);
+    ServiceName::new(&name).map_err(|e| anyhow!("{name:?} as an iceoryx2 service name: {e:?}"))
+}
+
+/// Opens or creates, retrying while another process is creating the same service.
+fn open_or_create<T, E: Debug>(setup: &Setup, what: &str, mut f: impl FnMut() -> Result<T, E>) -> Result<T> {
+    let deadline = Instant::now() + setup.timeout;
+    loop {
+        match f() {
+            Ok(t) => return Ok(t),
+            Err(e) if Instant::now() >= deadline => bail!("opening or creating {what}: {e:?}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+fn wait_until(setup: &Setup, what: &str, mut ready: impl FnMut() -> bool) -> Result<()> {
+    let deadline = Instant::now() + setup.timeout;
+    while !ready() {
+        if Instant::now() >= deadline {
+            bail!("{what} were not there within {:?}", setup.timeout);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
+
+fn publish_subscribe(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<PubSub> {
+    let (lossy, subscribers) = match setup.shape {
+        Shape::Broadcast { lossy, subscribers } => (lossy, subscribers),
+        _ => (false, 1),
+    };
+    let name = service_name(setup, what)?;
+    open_or_create(setup, &format!("the publish-subscribe service {name}"), || {
+        node.service_builder(&name)
+            .publish_subscribe::<[u8]>()
+            .max_publishers(1)
+            .max_subscribers(subscribers)
+            .subscriber_max_buffer_size(BUFFER)
+            .history_size(0)
+            .enable_safe_overflow(lossy)
+            .open_or_create()
+    })
+}
+
+fn request_response(node: &Node<Svc>, setup: &Setup) -> Result<ReqRes> {
+    let (clients, servers) = setup.service("endpoint")?;
+    let name = service_name(setup, "service")?;
+    open_or_create(setup, &format!("the request-response service {name}"), || {
+        node.service_builder(&name)
+            .request_response::<[u8], [u8]>()
+            .request_user_header::<u64>()
+            .max_clients(clients)
+            .max_servers(servers)
+            .max_active_requests_per_client(16)
+            .max_response_buffer_size(servers.max(2))
+            .enable_safe_overflow_for_requests(false)
+            .enable_safe_overflow_for_responses(false)
+            .open_or_create()
+    })
+}
+
+fn event_service(
+    node: &Node<Svc>,
+    setup: &Setup,
+    what: &str,
+    listeners: usize,
+) -> Result<event::PortFactory<Svc>> {
+    let name = service_name(setup, what)?;
+    open_or_create(setup, &format!("the event service {name}"), || {
+        node.service_builder(&name)
+            .event()
+            .max_listeners(listeners.max(1))
+            .max_notifiers(8)
+            .notifier_dropped_event(DROPPED)
+            .open_or_create()
+    })
+}
+
+fn n_listeners(node: &Node<Svc>, setup: &Setup, what: &str, listeners: usize) -> bool {
+    event_service(node, setup, what, listeners)
+        .is_ok_and(|s| s.dynamic_config().number_of_listeners() >= listeners)
+}
+
+fn listener(service: &event::PortFactory<Svc>) -> Result<Listener<Svc>> {
+    service.listener_builder().create().map_err(|e| anyhow!("creating a listener: {e:?}"))
+}
+
+fn notifier(service: &event::PortFactory<Svc>) -> Result<Notifier<Svc>> {
+    service.notifier_builder().create().map_err(|e| anyhow!("creating a notifier: {e:?}"))
+}
+
+/// Sleeps until notified, or `RECHECK` passes.
+#[cold]
+fn sleep_on(listener: &Listener<Svc>) -> Result<()> {
+    listener.timed_wait(|_| {}, RECHECK).map_err(|e| anyhow!("Listener::timed_wait: {e:?}"))?;
+    Ok(())
+}
+
+/// Copies a received payload into the harness's buffer.
+#[inline(always)]
+fn copy_out(payload: &[u8], buf: &mut [u8]) -> Result<Received> {
+    let n = payload.len();
+    let Some(room) = buf.get_mut(..n) else {
+        bail!("a sample of {n} bytes arrived; messages of this case have {}", buf.len())
+    };
+    room.copy_from_slice(payload);
+    Ok(Received::Message(n))
+}
+
+/// A publisher, and in waiting mode the notifier that wakes its subscribers.
+pub struct Sending {
+    // Dropped first: the publisher leaves the service before the notifier's drop wakes anyone.
+    publisher: Publisher<Svc, [u8], ()>,
+    notifier: Option<Notifier<Svc>>,
+    _service: PubSub,
+    _node: Option<Node<Svc>>,
+}
+
+impl Sending {
+    /// Waits until `subscribers` subscribers (and their listeners) are there: a late one would
+    /// miss the first samples.
+    fn open(node: &Node<Svc>, setup: &Setup, what: &str, subscribers: usize) -> Result<Sending> {
+        let service = publish_subscribe(node, setup, what)?;
+        let publisher = service
+            .publisher_builder()
+            .initial_max_slice_len(setup.size)
+            .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+            .create()
+            .map_err(|e| anyhow!("creating the publisher of {what}: {e:?}"))?;
+        wait_until(setup, &format!("{subscribers} subscribers of {what}"), || {
+            service.dynamic_config().number_of_subscribers() >= subscribers
+        })?;
+        let notifier = match setup.mode {
+            RecvMode::Waiting => {
+                wait_until(setup, &format!("the listeners of {what}"), || {
+                    n_listeners(node, setup, what, subscribers)
+                })?;
+                Some(notifier(&event_service(node, setup, what, subscribers)?)?)
+            }
+            RecvMode::Polling => None,
+        };
+        Ok(Sending { publisher, notifier, _service: service, _node: None })
+    }
+}
+
+impl Tx for Sending {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        let sample = self
+            .publisher
+            .loan_slice_uninit(message.len())
+            .map_err(|e| anyhow!("loan_slice_uninit: {e:?}"))?;
+        sample.write_from_slice(message).send().map_err(|e| anyhow!("Sample::send: {e:?}"))?;
+        if let Some(n) = &self.notifier {
+            n.notify().map_err(|e| anyhow!("Notifier::notify: {e:?}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A subscriber, and in waiting mode the listener it sleeps on.
+pub struct Receiving {
+    subscriber: Subscriber<Svc, [u8], ()>,
+    listener: Option<Listener<Svc>>,
+    service: PubSub,
+    _node: Option<Node<Svc>>,
+}
+
+impl Receiving {
+    fn open(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<Receiving> {
+        let service = publish_subscribe(node, setup, what)?;
+        let subscriber = service
+            .subscriber_builder()
+            .buffer_size(BUFFER)
+            .create()
+            .map_err(|e| anyhow!("creating a subscriber of {what}: {e:?}"))?;
+        let listener = match setup.mode {
+            RecvMode::Waiting => {
+                let subscribers = setup.broadcast("subscriber").map(|b| b.1).unwrap_or(1);
+                Some(listener(&event_service(node, setup, what, subscribers)?)?)
+            }
+            RecvMode::Polling => None,
+        };
+        Ok(Receiving { subscriber, listener, service, _node: None })
+    }
+
+    /// Waits until the publisher is there, so that "no publisher" later means it has gone.
+    fn wait_for_publisher(&self, setup: &Setup) -> Result<()> {
+        wait_until(setup, "the publisher", || self.service.dynamic_config().number_of_publishers() >= 1)
+    }
+}
+
+impl Rx for Receiving {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        loop {
+            if let Some(sample) =
+                self.subscriber.receive().map_err(|e| anyhow!("Subscriber::receive: {e:?}"))?
+            {
+                return copy_out(sample.payload(), buf);
+            }
+            if self.service.dynamic_config().number_of_publishers() == 0 {
+                // Gone: what it sent before leaving is still there to receive.
+                return match self.subscriber.receive().map_err(|e| anyhow!("Subscriber::receive: {e:?}"))? {
+                    Some(sample) => copy_out(sample.payload(), buf),
+                    None => Ok(Received::Closed),
+                };
+            }
+            match &self.listener {
+                Some(l) => sleep_on(l)?,
+                None => return Ok(Received::Empty),
+            }
+        }
+    }
+}
+
+/// A stream's or round trip's side: what it sends on, what it receives from.
+pub struct Pair {
+    tx: Option<Sending>,
+    rx: Option<Receiving>,
+    _node: Node<Svc>,
+}
+
+impl Tx for Pair {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        match &mut self.tx {
+            Some(tx) => tx.send(message),
+            None => bail!("this end of the stream only receives"),
+        }
+    }
+}
+
+impl Rx for Pair {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        match &mut self.rx {
+            Some(rx) => rx.recv(buf),
+            None => bail!("this end of the stream only sends"),
+        }
+    }
+}
+
+/// A request-response client; its requests carry its index, so servers know whom to wake.
+pub struct Caller {
+    client: Client<Svc, [u8], u64, [u8], ()>,
+    pending: Option<Pending>,
+    replies: Option<Listener<Svc>>,
+    requests: Option<Notifier<Svc>>,
+    index: u64,
+    /// Replies to the pending request so far, and how many there will be.
+    replies_seen: usize,
+    servers: usize,
+    timeout: Duration,
+    _service: ReqRes,
+    _node: Node<Svc>,
+}
+
+impl Tx for Caller {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        let mut request = self
+            .client
+            .loan_slice_uninit(message.len())
+            .map_err(|e| anyhow!("Client::loan_slice_uninit: {e:?}"))?;
+        *request.user_header_mut() = self.index;
+        let pending =
+            request.write_from_slice(message).send().map_err(|e| anyhow!("RequestMut::send: {e:?}"))?;
+        self.pending = Some(pending);
+        self.replies_seen = 0;
+        if let Some(n) = &self.requests {
+            n.notify().map_err(|e| anyhow!("Notifier::notify: {e:?}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Rx for Caller {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        let Some(pending) = &self.pending else { bail!("a reply was awaited with no request pending") };
+        if self.replies_seen > 0 {
+            bail!("a second reply was awaited for one request");
+        }
+        loop {
+            // The first reply answers the call. The request stays pending until the next one is
+            // sent (the other servers' replies are then dropped with it), and at the end until
+            // every server has answered: iceoryx2 drops what a departed client sent.
+            if let Some(reply) = pending.receive().map_err(|e| anyhow!("PendingResponse::receive: {e:?}"))? {
+                self.replies_seen = 1;
+                return copy_out(reply.payload(), buf);
+            }
+            if !pending.is_connected() {
+                // Every server let go of it: its reply, if any, is there now.
+                return match pending.receive().map_err(|e| anyhow!("PendingResponse::receive: {e:?}"))? {
+                    Some(reply) => {
+                        self.replies_seen = 1;
+                        copy_out(reply.payload(), buf)
+                    }
+                    None => bail!("no server answered: every server let go of the request"),
+                };
+            }
+            match &self.replies {
+                Some(l) => sleep_on(l)?,
+                None => return Ok(Received::Empty),
+            }
+        }
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        let Some(pending) = self.pending.take() else { return };
+        let deadline = Instant::now() + self.timeout;
+        while self.replies_seen < self.servers && pending.is_connected() && Instant::now() < deadline {
+            match pending.receive() {
+                Ok(Some(_)) => self.replies_seen += 1,
+                Ok(None) => std::thread::sleep(Duration::from_micros(100)),
+                Err(e) => {
+                    eprintln!("iceoryx2: waiting for the last replies: {e:?}");
+                    return;
+                }
+            }
+        }
+        if self.replies_seen < self.servers && pending.is_connected() {
+            eprintln!(
+                "iceoryx2: {} of {} servers answered the last request within {:?}",
+                self.replies_seen, self.servers, self.timeout
+            );
+        }
+    }
+}
+
+/// A request-response server; it notifies the client whose request it answered.
+pub struct Answerer {
+    server: Server<Svc, [u8], u64, [u8], ()>,
+    active: Option<Active>,
+    requests: Option<Listener<Svc>>,
+    replies: Vec<Notifier<Svc>>,
+    service: ReqRes,
+    _node: Node<Svc>,
+}
+
+impl Rx for Answerer {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        loop {
+            if let Some(request) = self.server.receive().map_err(|e| anyhow!("Server::receive: {e:?}"))? {
+                let got = copy_out(request.payload(), buf);
+                self.active = Some(request);
+                return got;
+            }
+            if self.service.dynamic_config().number_of_clients() == 0 {
+                return match self.server.receive().map_err(|e| anyhow!("Server::receive: {e:?}"))? {
+                    Some(request) => {
+                        let got = copy_out(request.payload(), buf);
+                        self.active = Some(request);
+                        got
+                    }
+                    None => Ok(Received::Closed),
+                };
+            }
+            match &self.requests {
+                Some(l) => sleep_on(l)?,
+                None => return Ok(Received::Empty),
+            }
+        }
+    }
+}
+
+impl Tx for Answerer {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        let Some(request) = self.active.take() else { bail!("a reply with no request to answer") };
+        // With several servers, the client takes the first reply and lets go of the request:
+        // the others' replies have nobody to go to.
+        if !request.is_connected() {
+            return Ok(());
+        }
+        let client = *request.user_header() as usize;
+        let reply = request
+            .loan_slice_uninit(message.len())
+            .map_err(|e| anyhow!("ActiveRequest::loan_slice_uninit: {e:?}"))?;
+        if let Err(e) = reply.write_from_slice(message).send() {
+            bail!("ResponseMut::send: {e:?}");
+        }
+        if let Some(n) = self.replies.get(client) {
+            n.notify().map_err(|e| anyhow!("Notifier::notify: {e:?}"))?;
+        }
+        Ok(())
+    }
+}
