@@ -8,6 +8,13 @@ command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 # NNG 2.0 is built from its bundled source with cmake (Debian 12's 3.25 is enough for it).
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+# Aeron's C client and media driver: bindgen needs libclang; Aeron links libbsd and libuuid.
+[ -e /usr/include/bsd/string.h ] || need_apt+=(libbsd-dev)
+[ -e /usr/include/uuid/uuid.h ] || need_apt+=(uuid-dev)
+compgen -G "/usr/lib/llvm-*/lib/libclang.so" >/dev/null || need_apt+=(libclang-dev)
+# A newer cmake for Aeron comes from PyPI into a virtual environment (below).
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # Records the hypervisor and container in the results (optional, but cheap).
 command -v systemd-detect-virt >/dev/null 2>&1 || need_apt+=(systemd)
 
@@ -31,4 +38,29 @@ version=$(cargo --version | awk '{print $2}')
 if [ "$(printf '%s\n1.85.0\n' "$version" | sort -V | head -n1)" != "1.85.0" ]; then
   echo "setup: cargo $version is older than 1.85: run 'rustup update', then run again" >&2
   exit 1
+fi
+
+# bindgen formats the bindings it writes for Aeron with rustfmt.
+if ! command -v rustfmt >/dev/null 2>&1; then
+  echo "setup: adding the rustfmt component" >&2
+  rustup component add rustfmt >&2
+fi
+
+# Aeron 1.54 needs cmake 3.30 or newer; Debian 12 has 3.25. Without touching the system's package
+# sources, take cmake from PyPI into a virtual environment of the project's own (.tools/cmake)
+# and point the builds at it (the cmake crate reads CMAKE).
+cmake_at_least_3_30() {
+  local v
+  v=$("$1" --version 2>/dev/null | awk 'NR == 1 { print $3 }') || return 1
+  [ -n "$v" ] && [ "$(printf '%s\n3.30.0\n' "$v" | sort -V | head -n1)" = "3.30.0" ]
+}
+if ! cmake_at_least_3_30 cmake; then
+  tool="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.tools/cmake"
+  if ! cmake_at_least_3_30 "$tool/bin/cmake"; then
+    echo "setup: installing cmake 3.31.6 from PyPI into $tool" >&2
+    rm -rf "$tool"
+    python3 -m venv "$tool"
+    "$tool/bin/pip" install -q --disable-pip-version-check "cmake==3.31.6" >&2
+  fi
+  export CMAKE="$tool/bin/cmake"
 fi

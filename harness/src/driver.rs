@@ -295,8 +295,9 @@ impl Drop for Children {
 }
 
 /// Removes the trial's objects in /dev/shm: those named `<name>` or `<name>` and one of `_.-`
-/// and more. A killed child leaves its shared memory there, and iceoryx2 keeps one segment on
-/// purpose; nothing a trial made outlives it.
+/// and more (files and directories). A killed child leaves its shared memory there, iceoryx2
+/// keeps one segment on purpose, and Aeron's media driver has its directory there; nothing a
+/// trial made outlives it.
 fn remove_shared_memory(name: &str) {
     let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
     for entry in entries.flatten() {
@@ -305,7 +306,11 @@ fn remove_shared_memory(name: &str) {
         let ours =
             file.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.', '-']));
         if ours {
-            let _ = std::fs::remove_file(entry.path());
+            // Aeron's media driver keeps a directory there.
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+                _ => std::fs::remove_file(entry.path()),
+            };
         }
     }
 }

@@ -9,13 +9,14 @@ use crate::cases;
 use crate::child::{self, ChildArgs};
 
 /// Every library's id, in the order of the tables.
-pub const IDS: &[&str] = &["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"];
+pub const IDS: &[&str] = &["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"];
 
 pub fn info(id: &str) -> Result<LibraryInfo> {
     use ipcbench_api::Library;
     Ok(match id {
         "fastipc" => ipcbench_fastipc::FastIpc::info(),
         "iceoryx2" => ipcbench_iceoryx2::Iceoryx2::info(),
+        "aeron" => ipcbench_aeron::AeronIpc::info(),
         "zmq" => ipcbench_zmq::Zmq::info(),
         "nng" => ipcbench_nng::Nng::info(),
         "ipc-channel" => ipcbench_ipc_channel::IpcChannel::info(),
@@ -30,6 +31,7 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
     match args.library.as_str() {
         "fastipc" => child::run::<ipcbench_fastipc::FastIpc>(args),
         "iceoryx2" => child::run::<ipcbench_iceoryx2::Iceoryx2>(args),
+        "aeron" => child::run::<ipcbench_aeron::AeronIpc>(args),
         "zmq" => child::run::<ipcbench_zmq::Zmq>(args),
         "nng" => child::run::<ipcbench_nng::Nng>(args),
         "ipc-channel" => child::run::<ipcbench_ipc_channel::IpcChannel>(args),

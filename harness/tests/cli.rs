@@ -173,7 +173,11 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let results = doc["results"].as_array().unwrap();
     let libs = doc["libraries"].as_array().unwrap();
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"], "every library, in order");
+    assert_eq!(
+        ids,
+        ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"],
+        "every library, in order"
+    );
     assert_eq!(results.len(), 22 * ids.len(), "every case for every library");
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
@@ -255,7 +259,14 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     assert!(results.iter().filter(|r| r["library"] != "iceoryx2").all(|r| r.get("note").is_none()));
     let stdout_text = String::from_utf8_lossy(&result.stdout);
     assert!(stdout_text.contains("† every server answered every request"), "{stdout_text}");
-    assert!(stderr.contains("[132/132]"), "progress is shown:\n{stderr}");
+    // Aeron: streams, round trips and the lossless broadcasts; the rest are dashes.
+    for r in results.iter().filter(|r| r["library"] == "aeron") {
+        let case = r["case"].as_str().unwrap();
+        let has =
+            matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") || case.contains("/lossless/");
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{case} aeron");
+    }
+    assert!(stderr.contains("[154/154]"), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
@@ -274,7 +285,7 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for lib in ["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"] {
+    for lib in ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"] {
         assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
     }
     assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
@@ -308,7 +319,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     );
     assert_refused(
         &["run", "--lib", "zeromq3", "--out", o],
-        &["unknown library \"zeromq3\"", "built in are fastipc, iceoryx2, zmq, nng, ipc-channel, uds"],
+        &["unknown library \"zeromq3\"", "built in are fastipc, iceoryx2, aeron, zmq, nng, ipc-channel, uds"],
     );
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
     assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
@@ -362,7 +373,7 @@ impl RunTest {
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let t = RunTest::new("kill");
-    let libs = ["fastipc", "iceoryx2", "zmq", "nng", "ipc-channel", "uds"];
+    let libs = ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"];
     let line = format!(
         "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
         libs.join(",")
@@ -370,7 +381,7 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
     // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
     let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; 6], Duration::from_millis(600), libc::SIGKILL);
+        t.run_and_signal(&line, &["receiver"; 7], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
     for lib in libs {
         let r = results_of(&doc, "stream/16B", lib);
@@ -429,6 +440,27 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
     assert_eq!(results_of(&doc, "stream-rtt/16B", "iceoryx2")["status"], "interrupted");
     // Its killed children's shared memory (and the segment iceoryx2 keeps on purpose) is gone.
+    t.nothing_left(pid);
+}
+
+#[test]
+fn a_killed_aeron_subscriber_fails_its_case_within_the_deadline_and_leaves_no_driver_directory() {
+    let t = RunTest::new("kill-aeron");
+    // The publisher is held back by the dead subscriber for Aeron's liveness timeout (10 s):
+    // the case deadline (window + 10 s) must end it, and the driver's directory must go.
+    let line =
+        "run broadcast/lossless/4sub/16B stream/16B --lib aeron --runs 1 --warmup 100ms --duration 1000ms";
+    let started = Instant::now();
+    let (pid, status, stderr, doc) =
+        t.run_and_signal(line, &["subscriber"], Duration::from_millis(500), libc::SIGKILL);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let r = results_of(&doc, "broadcast/lossless/4sub/16B", "aeron");
+    assert_eq!(r["status"], "failed");
+    assert!(r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 9"), "{}", r["reason"]);
+    assert_eq!(results_of(&doc, "stream/16B", "aeron")["status"], "ok");
+    assert!(started.elapsed() < Duration::from_secs(30), "the run did not stall: {:?}", started.elapsed());
+    let left: Vec<String> = shm_entries().into_iter().filter(|e| e.ends_with("-aeron")).collect();
+    assert!(left.is_empty(), "driver directories left: {left:?}");
     t.nothing_left(pid);
 }
 

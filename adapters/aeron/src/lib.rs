@@ -1,0 +1,389 @@
+//! ipcbench adapter for Aeron 1.54: the official C client and C media driver (through the
+//! `rusteron-media-driver` crate, which builds both from source), over `aeron:ipc`.
+//!
+//! | Pattern | Publications and subscriptions |
+//! |---|---|
+//! | stream | an exclusive publication on `aeron:ipc`; one subscription, polled with fragment limit 1 |
+//! | round trip | two streams, one each way |
+//! | broadcast, lossless | one exclusive publication, N subscriptions: IPC is tethered, so the slowest subscriber holds the publisher back |
+//! | broadcast, lossy | none (see `info`) |
+//!
+//! The media driver is embedded in the process of the stream's sender, the round trip's pinger
+//! or the broadcast's publisher, on a thread of its own, with its directory at
+//! `/dev/shm/<trial name>-aeron` (deleted when it starts and when it stops; the harness's driver
+//! removes it after the trial whatever happens). It lives until the harness says every sender is
+//! done (`drain`), so receivers never lose it while they drain. Receivers' clients connect to it.
+//!
+//! A message is one `offer` (retried while back-pressured); a receive is one `poll` with fragment
+//! limit 1 that copies the fragment into the harness's buffer. Aeron's subscriptions are polled:
+//! there is no blocking receive, so Aeron is measured polling only. A sender ends by offering an
+//! end marker (see `ipcbench_api::end`); its receivers end when they have polled it.
+
+use std::ffi::CString;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use ipcbench_api::end::{self, Ends};
+use ipcbench_api::{
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Support, Tx, Unsupported,
+};
+use rusteron_media_driver::bindings::aeron_threading_mode_enum;
+use rusteron_media_driver::{
+    Aeron, AeronContext, AeronDriver, AeronDriverContext, AeronExclusivePublication, AeronOfferError,
+    AeronSubscription, Handlers,
+};
+
+/// Aeron.
+pub struct AeronIpc;
+
+/// Aeron's default IPC term length, set explicitly so that the record is the truth.
+const TERM: usize = 64 << 20;
+/// Fragments one poll may take: one message per receive.
+const FRAGMENT_LIMIT: usize = 1;
+const CHANNEL: &std::ffi::CStr = c"aeron:ipc";
+/// Stream ids: the data one way, and the round trip's replies.
+const FORTH: i32 = 1001;
+const BACK: i32 = 1002;
+
+impl Library for AeronIpc {
+    type Stream = Pair;
+    type Publisher = Sending;
+    type Subscriber = Receiving;
+    type Producer = Unsupported;
+    type Consumer = Unsupported;
+    type Client = Unsupported;
+    type Server = Unsupported;
+
+    fn info() -> LibraryInfo {
+        LibraryInfo {
+            id: "aeron",
+            name: "Aeron",
+            version: "1.54.0 (C client and media driver, crate rusteron-media-driver 0.2.16)".into(),
+            modes: &[RecvMode::Polling],
+            capabilities: Capabilities {
+                stream: Support::Yes("an exclusive publication on aeron:ipc, one offer per message"),
+                round_trip: Support::Yes("two aeron:ipc streams, one each way"),
+                broadcast_lossless: Support::Yes(
+                    "one exclusive publication, a subscription per subscriber: IPC is tethered to the slowest",
+                ),
+                broadcast_lossy: Support::No(
+                    "IPC subscriptions are tethered; an untethered one is dropped only after seconds behind, \
+                     and a lone subscriber never is: no lossy mode like the others'",
+                ),
+                queue: Support::No("no work queue: every subscription receives every message"),
+                service: Support::No("no request-reply"),
+                batch: Support::Yes("offer_block of pre-formatted frames; polls with a fragment limit"),
+            },
+            requests: Requests::ToOneServer,
+            configuration: vec![
+                ("media driver", "embedded in the sender's process, on a thread of its own".into()),
+                ("threading mode", "AERON_THREADING_MODE_SHARED (one driver agent)".into()),
+                ("conductor idle strategy", "backoff (Aeron's default: spins, yields, then sleeps)".into()),
+                ("IPC term buffer length (bytes)", TERM.to_string()),
+                ("fragment limit", FRAGMENT_LIMIT.to_string()),
+                ("channel", "aeron:ipc, exclusive publications".into()),
+                ("driver directory", "/dev/shm/<trial name>-aeron, deleted on start and on shutdown".into()),
+                ("receive", "polling only: Aeron has no blocking receive".into()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair>> {
+        check(setup)?;
+        let round_trip = match setup.shape {
+            Shape::Stream => false,
+            Shape::RoundTrip => true,
+            other => bail!("a stream endpoint was asked for {other:?}"),
+        };
+        // The connecting side (sender, pinger) runs the media driver.
+        let driver = match side {
+            Side::Connect => Some(Driver::start(setup)?),
+            Side::Accept => None,
+        };
+        let aeron = connect(setup)?;
+        let (out, back) = match side {
+            Side::Connect => (FORTH, BACK),
+            Side::Accept => (BACK, FORTH),
+        };
+        let rx = match (side, round_trip) {
+            (Side::Accept, _) | (Side::Connect, true) => Some(Receiving::open(&aeron, setup, back)?),
+            (Side::Connect, false) => None,
+        };
+        let tx = match (side, round_trip) {
+            (Side::Connect, _) | (Side::Accept, true) => Some(Sending::open(&aeron, setup, out)?),
+            (Side::Accept, false) => None,
+        };
+        if let Some(rx) = &rx {
+            rx.wait_for_publication(setup)?;
+        }
+        let pair = Pair { tx, rx, _aeron: aeron };
+        Ok(Opened { endpoint: pair, owner: driver.map(|d| Box::new(d) as Box<dyn std::any::Any + Send>) })
+    }
+
+    fn publisher(setup: &Setup) -> Result<Opened<Sending>> {
+        check(setup)?;
+        let (lossy, _) = setup.broadcast("publisher")?;
+        if lossy {
+            bail!("Aeron has no lossy broadcast here: IPC subscriptions are tethered");
+        }
+        let driver = Driver::start(setup)?;
+        let aeron = connect(setup)?;
+        let mut s = Sending::open(&aeron, setup, FORTH)?;
+        s._aeron = Some(aeron);
+        Ok(Opened { endpoint: s, owner: Some(Box::new(driver)) })
+    }
+
+    fn subscriber(setup: &Setup) -> Result<Opened<Receiving>> {
+        check(setup)?;
+        setup.broadcast("subscriber")?;
+        let aeron = connect(setup)?;
+        let mut r = Receiving::open(&aeron, setup, FORTH)?;
+        r.wait_for_publication(setup)?;
+        r._aeron = Some(aeron);
+        Ok(Opened::new(r))
+    }
+}
+
+fn check(setup: &Setup) -> Result<()> {
+    if setup.mode != RecvMode::Polling {
+        bail!("Aeron is measured only polling (it has no blocking receive), not {}", setup.mode);
+    }
+    Ok(())
+}
+
+/// The media driver's directory for this trial, in /dev/shm (memory) like Aeron's own default.
+fn driver_dir(setup: &Setup) -> String {
+    format!("/dev/shm/{}-aeron", setup.name)
+}
+
+fn c_string(s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| anyhow!("{s:?} holds a NUL byte"))
+}
+
+/// An embedded media driver: its agent runs on a thread of its own until dropped.
+struct Driver {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Driver {
+    fn start(setup: &Setup) -> Result<Driver> {
+        let dir = driver_dir(setup);
+        let cdir = c_string(&dir)?;
+        let context = AeronDriverContext::new().map_err(|e| anyhow!("AeronDriverContext::new: {e:?}"))?;
+        let settings = || -> Result<(), rusteron_media_driver::AeronCError> {
+            context.set_dir(&cdir)?;
+            context.set_dir_delete_on_start(true)?;
+            context.set_dir_delete_on_shutdown(true)?;
+            context.set_threading_mode(aeron_threading_mode_enum::AERON_THREADING_MODE_SHARED)?;
+            context.set_ipc_term_buffer_length(TERM)?;
+            Ok(())
+        };
+        settings().map_err(|e| anyhow!("setting up the media driver in {dir}: {e:?}"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (started, outcome) = mpsc::channel();
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new().name("aeron-driver".into()).spawn(move || {
+            let run = || -> Result<(), rusteron_media_driver::AeronCError> {
+                let driver = AeronDriver::new(&context)?;
+                driver.start(true)?;
+                let _ = started.send(Ok(()));
+                while !stopped.load(Ordering::Acquire) {
+                    driver.main_idle_strategy(driver.main_do_work()?);
+                }
+                Ok(())
+            };
+            if let Err(e) = run() {
+                let _ = started.send(Err(format!("{e:?}")));
+                eprintln!("aeron: the media driver stopped: {e:?}");
+            }
+            // The last reference to the context goes here: the directory is deleted.
+        })?;
+        let driver = Driver { stop, thread: Some(thread) };
+        match outcome.recv_timeout(setup.timeout) {
+            Ok(Ok(())) => Ok(driver),
+            Ok(Err(e)) => bail!("starting the media driver in {dir}: {e}"),
+            Err(_) => bail!("the media driver in {dir} did not start within {:?}", setup.timeout),
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A client of this trial's media driver (which may still be starting in another process).
+fn connect(setup: &Setup) -> Result<Aeron> {
+    let dir = driver_dir(setup);
+    let cdir = c_string(&dir)?;
+    let deadline = Instant::now() + setup.timeout;
+    loop {
+        let attempt = || -> Result<Aeron, rusteron_media_driver::AeronCError> {
+            let context = AeronContext::new()?;
+            context.set_dir(&cdir)?;
+            // The default handler exits the process; a child reports instead.
+            context.set_error_handler(Some(|code: i32, message: &str| {
+                eprintln!("aeron: error {code}: {message}")
+            }))?;
+            let aeron = Aeron::new(&context)?;
+            aeron.start()?;
+            Ok(aeron)
+        };
+        match attempt() {
+            Ok(aeron) => return Ok(aeron),
+            Err(e) if Instant::now() >= deadline => {
+                bail!("connecting to the media driver in {dir} within {:?}: {e:?}", setup.timeout)
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+/// An exclusive publication.
+pub struct Sending {
+    publication: AeronExclusivePublication,
+    index: usize,
+    timeout: Duration,
+    _aeron: Option<Aeron>,
+}
+
+impl Sending {
+    fn open(aeron: &Aeron, setup: &Setup, stream: i32) -> Result<Sending> {
+        let publication = aeron
+            .async_add_exclusive_publication(CHANNEL, stream)
+            .and_then(|a| a.poll_blocking(setup.timeout))
+            .map_err(|e| anyhow!("adding an exclusive publication on aeron:ipc stream {stream}: {e:?}"))?;
+        Ok(Sending { publication, index: setup.index, timeout: setup.timeout, _aeron: None })
+    }
+
+    /// Offers until the message is in, or the deadline passes.
+    fn offer_by(&self, message: &[u8], deadline: Option<Instant>) -> Result<()> {
+        loop {
+            match self.publication.offer(message) {
+                Ok(_) => return Ok(()),
+                Err(
+                    e @ (AeronOfferError::BackPressured
+                    | AeronOfferError::AdminAction
+                    | AeronOfferError::NotConnected),
+                ) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        bail!("offer: still {e:?} after {:?}", self.timeout);
+                    }
+                    std::hint::spin_loop();
+                }
+                Err(e) => bail!("offer: {e:?}"),
+            }
+        }
+    }
+}
+
+impl Tx for Sending {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        self.offer_by(message, None)
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        let deadline = Instant::now() + self.timeout;
+        if let Err(e) = self.offer_by(&end::marker(self.index), Some(deadline)) {
+            eprintln!("aeron: sender {} could not offer its end marker: {e:#}", self.index);
+        }
+    }
+}
+
+/// A subscription, polled one fragment at a time.
+pub struct Receiving {
+    subscription: AeronSubscription,
+    ends: Ends,
+    _aeron: Option<Aeron>,
+}
+
+impl Receiving {
+    fn open(aeron: &Aeron, setup: &Setup, stream: i32) -> Result<Receiving> {
+        let subscription = aeron
+            .async_add_subscription(CHANNEL, stream, Handlers::NONE, Handlers::NONE)
+            .and_then(|a| a.poll_blocking(setup.timeout))
+            .map_err(|e| anyhow!("adding a subscription on aeron:ipc stream {stream}: {e:?}"))?;
+        Ok(Receiving { subscription, ends: Ends::new(1), _aeron: None })
+    }
+
+    /// Waits until the publication's image is there: from then on it receives from its start.
+    fn wait_for_publication(&self, setup: &Setup) -> Result<()> {
+        let deadline = Instant::now() + setup.timeout;
+        while self.subscription.image_count().map_err(|e| anyhow!("image_count: {e:?}"))? < 1 {
+            if Instant::now() >= deadline {
+                bail!("no publication joined the subscription within {:?}", setup.timeout);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+}
+
+impl Rx for Receiving {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        let mut len = 0usize;
+        let fragments = self
+            .subscription
+            .poll_fn(
+                |data: &[u8], _| {
+                    len = data.len();
+                    if let Some(room) = buf.get_mut(..data.len()) {
+                        room.copy_from_slice(data);
+                    }
+                },
+                FRAGMENT_LIMIT,
+            )
+            .map_err(|e| anyhow!("poll: {e:?}"))?;
+        if fragments == 0 {
+            return Ok(Received::Empty);
+        }
+        if len > buf.len() {
+            bail!("a message of {len} bytes arrived; messages of this case have {}", buf.len());
+        }
+        if end::is_marker(len) {
+            return Ok(if self.ends.see(&buf[..len])? { Received::Closed } else { Received::Empty });
+        }
+        Ok(Received::Message(len))
+    }
+}
+
+/// A stream's or round trip's side.
+pub struct Pair {
+    tx: Option<Sending>,
+    rx: Option<Receiving>,
+    _aeron: Aeron,
+}
+
+impl Tx for Pair {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        match &mut self.tx {
+            Some(tx) => tx.send(message),
+            None => bail!("this end of the stream only receives"),
+        }
+    }
+}
+
+impl Rx for Pair {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        match &mut self.rx {
+            Some(rx) => rx.recv(buf),
+            None => bail!("this end of the stream only sends"),
+        }
+    }
+}
