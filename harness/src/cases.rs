@@ -66,6 +66,8 @@ pub struct Case {
     pub name: String,
     pub shape: Shape,
     pub size: usize,
+    /// Messages per send and receive call: 1, or a batch case's batch.
+    pub batch: usize,
 }
 
 impl Case {
@@ -100,6 +102,9 @@ impl Case {
 
     /// Whether a library has what this case needs: the capability that decides it.
     pub fn support(&self, caps: &Capabilities) -> Support {
+        if self.batch > 1 && !caps.batch.is_yes() {
+            return caps.batch;
+        }
         match self.shape {
             Shape::Stream => caps.stream,
             Shape::RoundTrip => caps.round_trip,
@@ -127,6 +132,9 @@ pub fn size_label(size: usize) -> String {
 struct MatrixFile {
     sizes: Vec<usize>,
     case: Vec<CaseEntry>,
+    /// The batch cases: the same entries, with their own sizes and the batches.
+    #[serde(default)]
+    batch: Vec<CaseEntry>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +147,11 @@ struct CaseEntry {
     subscribers: Vec<usize>,
     #[serde(default)]
     shapes: Vec<[usize; 2]>,
+    /// A batch entry's sizes (else the file's).
+    #[serde(default)]
+    sizes: Vec<usize>,
+    #[serde(default)]
+    batches: Vec<usize>,
 }
 
 /// The whole matrix, in the file's order.
@@ -154,53 +167,78 @@ fn parse(text: &str) -> Result<Vec<Case>> {
     }
     let mut cases = Vec::new();
     for entry in &file.case {
-        let mut shapes = Vec::new(); // (name prefix, shape)
-        match entry.pattern.as_str() {
-            "stream" => shapes.push(("stream".to_string(), Shape::Stream)),
-            "stream-rtt" => shapes.push(("stream-rtt".to_string(), Shape::RoundTrip)),
-            "broadcast" => {
-                for delivery in &entry.delivery {
-                    let lossy = match delivery.as_str() {
-                        "lossless" => false,
-                        "lossy" => true,
-                        other => bail!("broadcast delivery {other:?}: lossless or lossy"),
-                    };
-                    for &subscribers in &entry.subscribers {
-                        shapes.push((
-                            format!("broadcast/{delivery}/{subscribers}sub"),
-                            Shape::Broadcast { lossy, subscribers },
-                        ));
-                    }
-                }
-            }
-            "queue" => {
-                for &[producers, consumers] in &entry.shapes {
-                    shapes.push((
-                        format!("queue/{producers}x{consumers}"),
-                        Shape::Queue { producers, consumers },
-                    ));
-                }
-            }
-            "service" => {
-                for &[clients, servers] in &entry.shapes {
-                    shapes
-                        .push((format!("service/{clients}c{servers}s"), Shape::Service { clients, servers }));
-                }
-            }
-            other => {
-                bail!("unknown pattern {other:?}: stream, stream-rtt, broadcast, queue or service")
-            }
+        if !entry.sizes.is_empty() || !entry.batches.is_empty() {
+            bail!("a [[case]] of pattern {} has sizes or batches: those belong to [[batch]]", entry.pattern);
         }
-        if shapes.is_empty() {
-            bail!("pattern {} lists no variants", entry.pattern);
-        }
-        for (prefix, shape) in shapes {
+        for (prefix, shape) in shapes_of(entry)? {
             for &size in &file.sizes {
-                cases.push(Case { name: format!("{prefix}/{}", size_label(size)), shape, size });
+                cases.push(Case { name: format!("{prefix}/{}", size_label(size)), shape, size, batch: 1 });
+            }
+        }
+    }
+    for entry in &file.batch {
+        if entry.batches.is_empty() || entry.batches.iter().any(|&b| b < 2) {
+            bail!("a [[batch]] of pattern {} needs batches of 2 or more messages", entry.pattern);
+        }
+        if let Some(bad) = entry.sizes.iter().find(|&&s| s < crate::message::HEADER) {
+            bail!("message size {bad} is below the {}-byte header", crate::message::HEADER);
+        }
+        let sizes = if entry.sizes.is_empty() { &file.sizes } else { &entry.sizes };
+        for (prefix, shape) in shapes_of(entry)? {
+            if !matches!(shape, Shape::Stream | Shape::Broadcast { lossy: false, .. }) {
+                bail!("batch cases are streams and lossless broadcasts, not {prefix}");
+            }
+            for &size in sizes {
+                for &batch in &entry.batches {
+                    let name = format!("batch/{prefix}/{}/x{batch}", size_label(size));
+                    cases.push(Case { name, shape, size, batch });
+                }
             }
         }
     }
     Ok(cases)
+}
+
+/// An entry's variants: (name prefix, shape).
+fn shapes_of(entry: &CaseEntry) -> Result<Vec<(String, Shape)>> {
+    let mut shapes = Vec::new();
+    match entry.pattern.as_str() {
+        "stream" => shapes.push(("stream".to_string(), Shape::Stream)),
+        "stream-rtt" => shapes.push(("stream-rtt".to_string(), Shape::RoundTrip)),
+        "broadcast" => {
+            for delivery in &entry.delivery {
+                let lossy = match delivery.as_str() {
+                    "lossless" => false,
+                    "lossy" => true,
+                    other => bail!("broadcast delivery {other:?}: lossless or lossy"),
+                };
+                for &subscribers in &entry.subscribers {
+                    shapes.push((
+                        format!("broadcast/{delivery}/{subscribers}sub"),
+                        Shape::Broadcast { lossy, subscribers },
+                    ));
+                }
+            }
+        }
+        "queue" => {
+            for &[producers, consumers] in &entry.shapes {
+                shapes
+                    .push((format!("queue/{producers}x{consumers}"), Shape::Queue { producers, consumers }));
+            }
+        }
+        "service" => {
+            for &[clients, servers] in &entry.shapes {
+                shapes.push((format!("service/{clients}c{servers}s"), Shape::Service { clients, servers }));
+            }
+        }
+        other => {
+            bail!("unknown pattern {other:?}: stream, stream-rtt, broadcast, queue or service")
+        }
+    }
+    if shapes.is_empty() {
+        bail!("pattern {} lists no variants", entry.pattern);
+    }
+    Ok(shapes)
 }
 
 /// `*` matches any run of characters, `?` one character.
@@ -281,7 +319,24 @@ mod tests {
         ] {
             assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
         }
-        assert_eq!(names.len(), 22);
+        let batches: Vec<&String> = names.iter().filter(|n| n.starts_with("batch/")).collect();
+        assert_eq!(
+            batches,
+            [
+                "batch/stream/16B/x16",
+                "batch/stream/16B/x64",
+                "batch/stream/1KiB/x16",
+                "batch/stream/1KiB/x64",
+                "batch/broadcast/lossless/1sub/16B/x16",
+                "batch/broadcast/lossless/1sub/16B/x64",
+                "batch/broadcast/lossless/4sub/16B/x16",
+                "batch/broadcast/lossless/4sub/16B/x64",
+            ]
+        );
+        assert_eq!(names.len(), 22 + 8);
+        let b = find("batch/stream/1KiB/x64").unwrap();
+        assert_eq!((b.size, b.batch, b.shape), (1024, 64, Shape::Stream));
+        assert_eq!(find("stream/16B").unwrap().batch, 1);
     }
 
     #[test]
@@ -305,5 +360,15 @@ mod tests {
     fn a_bad_matrix_is_refused() {
         assert!(parse("sizes = [8]\n[[case]]\npattern = \"stream\"\n").is_err());
         assert!(parse("sizes = [16]\n[[case]]\npattern = \"gossip\"\n").is_err());
+        let batch =
+            |body: &str| parse(&format!("sizes = [16]\n[[case]]\npattern = \"stream\"\n[[batch]]\n{body}"));
+        assert!(batch("pattern = \"stream\"\nbatches = [16]\n").is_ok());
+        let e = batch("pattern = \"stream\"\nbatches = [1]\n").unwrap_err().to_string();
+        assert!(e.contains("batches of 2 or more"), "{e}");
+        let e = batch("pattern = \"stream-rtt\"\nbatches = [16]\n").unwrap_err().to_string();
+        assert!(e.contains("not stream-rtt"), "{e}");
+        let e =
+            parse("sizes = [16]\n[[case]]\npattern = \"stream\"\nbatches = [16]\n").unwrap_err().to_string();
+        assert!(e.contains("belong to [[batch]]"), "{e}");
     }
 }

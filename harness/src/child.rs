@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
-use ipcbench_api::{Library, Opened, Received, RecvMode, Rx, Setup, Side, Tx};
+use ipcbench_api::{Batch, Library, Opened, Received, RecvMode, Rx, Setup, Side, Tx};
 
 use crate::cases::{self, Role};
 use crate::message::{self, Header, MEASURED, WARMUP};
@@ -83,7 +83,13 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
         index: args.index,
         mode: args.mode,
         timeout: args.setup_timeout,
+        batch: case.batch,
     };
+    if case.batch > 1 {
+        return run_batch::<L>(args, &setup, &case.name).with_context(|| {
+            format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name)
+        });
+    }
     let size = case.size;
     let me = args.index as u32;
     let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
@@ -158,6 +164,24 @@ fn lead<E>(
     Ok(())
 }
 
+/// A batch case (a stream or a lossless broadcast): every call moves `setup.batch` messages.
+fn run_batch<L: Library>(args: &ChildArgs, setup: &Setup, case: &str) -> Result<()> {
+    let (size, n, me) = (setup.size, setup.batch, args.index as u32);
+    match args.role {
+        Role::Sender => {
+            lead(L::stream(setup, Side::Connect), args, |tx, w| batch_send_loop(tx, size, n, me, w))
+        }
+        Role::Publisher => lead(L::publisher(setup), args, |tx, w| batch_send_loop(tx, size, n, me, w)),
+        Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _| {
+            batch_receive_loop(rx, size, n, Ordered::default())
+        }),
+        Role::Subscriber => {
+            lead(L::subscriber(setup), args, |rx, _| batch_receive_loop(rx, size, n, Ordered::default()))
+        }
+        other => bail!("a {} in the batch case {case}", other.as_str()),
+    }
+}
+
 fn wait_until(instant: u64) {
     let now = message::now_ns();
     if instant > now {
@@ -195,6 +219,70 @@ fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleR
     }
     report.sent = seq;
     report.measured = seq - measured_from;
+    Ok(report)
+}
+
+/// The batch cases' sender: as `send_loop`, `n` messages per call, the clock read once per call.
+fn batch_send_loop<T: Tx>(tx: &mut T, size: usize, n: usize, me: u32, w: Window) -> Result<RoleReport> {
+    let mut buf = vec![0u8; size * n];
+    for message in buf.chunks_exact_mut(size) {
+        message::init(message, me);
+    }
+    let mut report = RoleReport::default();
+    let mut phase = WARMUP;
+    let mut seq: u64 = 0;
+    let mut measured_from = 0;
+    wait_until(w.start);
+    loop {
+        let now = message::now_ns();
+        if phase == WARMUP && now >= w.measure_from {
+            phase = MEASURED;
+            measured_from = seq;
+            report.window_start_ns = now;
+        }
+        if phase == MEASURED && now >= w.end {
+            report.window_end_ns = now;
+            break;
+        }
+        for (i, message) in buf.chunks_exact_mut(size).enumerate() {
+            message::stamp(message, seq + i as u64, phase);
+        }
+        tx.send_batch(&buf, size)
+            .with_context(|| format!("sending messages {seq} to {}", seq + n as u64 - 1))?;
+        seq += n as u64;
+    }
+    report.sent = seq;
+    report.measured = seq - measured_from;
+    Ok(report)
+}
+
+/// The batch cases' receiver: as `receive_loop`, up to `n` messages per call.
+fn batch_receive_loop<R: Rx, C: Check>(
+    rx: &mut R,
+    size: usize,
+    n: usize,
+    mut check: C,
+) -> Result<RoleReport> {
+    let mut buf = vec![0u8; size * n];
+    let mut report = RoleReport::default();
+    loop {
+        match rx.recv_batch(&mut buf, size)? {
+            Batch::Messages(k) => {
+                let Some(messages) = buf.get(..k * size) else {
+                    bail!("the adapter reported {k} messages in room for {n}");
+                };
+                for msg in messages.chunks_exact(size) {
+                    let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
+                    check.see(h, &mut report)?;
+                    report.received += 1;
+                    report.received_measured += (h.phase == MEASURED) as u64;
+                }
+            }
+            Batch::Empty => {}
+            Batch::Closed => break,
+        }
+    }
+    check.finish(&mut report)?;
     Ok(report)
 }
 

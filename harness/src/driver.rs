@@ -151,6 +151,7 @@ impl RunContext<'_> {
             case: case.name.clone(),
             pattern: case.pattern().into(),
             size: case.size,
+            batch: (case.batch > 1).then_some(case.batch),
             library: lib.id.into(),
             processes,
             oversubscribed: processes > cores,

@@ -101,6 +101,9 @@ pub struct CaseResult {
     pub case: String,
     pub pattern: String,
     pub size: usize,
+    /// Messages per send and receive call, in a batch case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
     pub library: String,
     pub processes: usize,
     /// More role processes than cores: they time-share, which changes what is measured.

@@ -178,12 +178,15 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"],
         "every library, in order"
     );
-    assert_eq!(results.len(), 22 * ids.len(), "every case for every library");
+    assert_eq!(results.len(), (22 + 8) * ids.len(), "every case (22, and 8 batch cases) for every library");
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
         let pattern = r["pattern"].as_str().unwrap();
         let lib_record = libs.iter().find(|l| l["id"] == lib).unwrap();
+        let batch = r.get("batch").is_some();
+        assert_eq!(batch, case.starts_with("batch/"), "{case}: the batch is recorded");
         let cap_key = match pattern {
+            _ if batch && lib_record["capabilities"]["batch"]["supported"] == false => "batch",
             "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
             "broadcast" => "broadcast/lossy",
             p => p,
@@ -218,14 +221,20 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         for m in r["modes"].as_array().unwrap() {
             for run in m["runs"].as_array().unwrap() {
                 assert_eq!(run["roles"].as_array().unwrap().len() as u64, r["processes"].as_u64().unwrap());
-                if pattern == "stream" {
+                if pattern == "stream" || (batch && pattern == "broadcast") {
                     let roles = run["roles"].as_array().unwrap();
-                    let sent =
-                        roles.iter().find(|x| x["role"] == "sender").unwrap()["sent"].as_u64().unwrap();
-                    let got =
-                        roles.iter().find(|x| x["role"] == "receiver").unwrap()["received"].as_u64().unwrap();
-                    assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
+                    let sender = roles.iter().find(|x| x["role"] == "sender" || x["role"] == "publisher");
+                    let sent = sender.unwrap()["sent"].as_u64().unwrap();
+                    for receiver in
+                        roles.iter().filter(|x| x["role"] == "receiver" || x["role"] == "subscriber")
+                    {
+                        let got = receiver["received"].as_u64().unwrap();
+                        assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
+                    }
                     assert!(sent > 0);
+                    if let Some(n) = r["batch"].as_u64() {
+                        assert_eq!(sent % n, 0, "{case} {lib}: the sender sent whole batches");
+                    }
                 }
             }
         }
@@ -233,10 +242,12 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     for dash in ["broadcast/lossless/1sub/16B", "broadcast/lossy/4sub/1KiB", "queue/4x4/16B"] {
         assert_eq!(results_of(&doc, dash, "uds")["status"], "unsupported");
     }
-    // NNG's pub0 has no lossless mode; everything else of ZeroMQ and NNG but batches runs.
+    // NNG's pub0 has no lossless mode; everything else of ZeroMQ and NNG but the batches runs.
     for lib in ["zmq", "nng"] {
         for r in results.iter().filter(|r| r["library"] == lib) {
-            let dash = lib == "nng" && r["case"].as_str().unwrap().starts_with("broadcast/lossless/");
+            let case = r["case"].as_str().unwrap();
+            let dash =
+                (lib == "nng" && case.starts_with("broadcast/lossless/")) || case.starts_with("batch/");
             assert_eq!(r["status"], if dash { "unsupported" } else { "ok" }, "{} {lib}", r["case"]);
         }
     }
@@ -244,15 +255,16 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     assert!(nng["reason"].as_str().unwrap().contains("pub0 always drops"), "{}", nng["reason"]);
     // ipc-channel has streams and round trips only.
     for r in results.iter().filter(|r| r["library"] == "ipc-channel") {
-        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt");
+        let has =
+            matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} ipc-channel", r["case"]);
     }
     // iceoryx2 has no work queue; its services run, each request answered by every server,
     // which the cases of several servers say beside the figure.
     for r in results.iter().filter(|r| r["library"] == "iceoryx2") {
         let case = r["case"].as_str().unwrap();
-        let queue = r["pattern"] == "queue";
-        assert_eq!(r["status"], if queue { "unsupported" } else { "ok" }, "{case} iceoryx2");
+        let dash = r["pattern"] == "queue" || r.get("batch").is_some();
+        assert_eq!(r["status"], if dash { "unsupported" } else { "ok" }, "{case} iceoryx2");
         let shared = case.starts_with("service/4c4s");
         assert_eq!(r["note"].as_str().is_some_and(|n| n.contains("do not share a load")), shared, "{case}");
     }
@@ -266,7 +278,12 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") || case.contains("/lossless/");
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{case} aeron");
     }
-    assert!(stderr.contains("[154/154]"), "progress is shown:\n{stderr}");
+    // The batch cases run for the two libraries with batch calls, and are dashes for the rest.
+    for r in results.iter().filter(|r| r.get("batch").is_some()) {
+        let has = matches!(r["library"].as_str().unwrap(), "fastipc" | "aeron");
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    assert!(stderr.contains("[210/210]"), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),

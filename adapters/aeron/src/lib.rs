@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Batch, Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
     Support, Tx, Unsupported,
 };
 use rusteron_media_driver::bindings::aeron_threading_mode_enum;
@@ -252,9 +252,32 @@ fn connect(setup: &Setup) -> Result<Aeron> {
 /// An exclusive publication.
 pub struct Sending {
     publication: AeronExclusivePublication,
+    /// The batch cases' block of frames for `offer_block`, and what its headers need.
+    block: Vec<u8>,
+    log: Log,
     index: usize,
     timeout: Duration,
     _aeron: Option<Aeron>,
+}
+
+/// What a frame header of this publication holds, from its constants.
+struct Log {
+    term_length: usize,
+    position_bits_to_shift: usize,
+    initial_term_id: i32,
+    session_id: i32,
+    stream_id: i32,
+}
+
+/// Aeron's data frame header: 32 bytes, frames aligned to 32.
+const FRAME_HEADER: usize = 32;
+const FRAME_ALIGNMENT: usize = 32;
+/// An unfragmented message: the BEGIN and END flags.
+const UNFRAGMENTED: u8 = 0x80 | 0x40;
+const HDR_TYPE_DATA: i16 = 1;
+
+fn frame_step(size: usize) -> usize {
+    (FRAME_HEADER + size).next_multiple_of(FRAME_ALIGNMENT)
 }
 
 impl Sending {
@@ -263,7 +286,35 @@ impl Sending {
             .async_add_exclusive_publication(CHANNEL, stream)
             .and_then(|a| a.poll_blocking(setup.timeout))
             .map_err(|e| anyhow!("adding an exclusive publication on aeron:ipc stream {stream}: {e:?}"))?;
-        Ok(Sending { publication, index: setup.index, timeout: setup.timeout, _aeron: None })
+        let c = publication.get_constants().map_err(|e| anyhow!("the publication's constants: {e:?}"))?;
+        let log = Log {
+            term_length: c.term_buffer_length(),
+            position_bits_to_shift: c.position_bits_to_shift(),
+            initial_term_id: c.initial_term_id(),
+            session_id: c.session_id(),
+            stream_id: c.stream_id(),
+        };
+        let block =
+            if setup.batch > 1 { vec![0u8; setup.batch * frame_step(setup.size)] } else { Vec::new() };
+        if block.len() > c.max_message_length() {
+            bail!("a block of {} bytes is over the publication's {}", block.len(), c.max_message_length());
+        }
+        Ok(Sending { publication, block, log, index: setup.index, timeout: setup.timeout, _aeron: None })
+    }
+
+    /// Retries what Aeron says to retry, fails on the rest.
+    #[inline]
+    fn retry(result: i64, what: &str) -> Result<bool> {
+        match AeronOfferError::from_position(result) {
+            Ok(_) => Ok(true),
+            Err(
+                AeronOfferError::BackPressured | AeronOfferError::AdminAction | AeronOfferError::NotConnected,
+            ) => {
+                std::hint::spin_loop();
+                Ok(false)
+            }
+            Err(e) => bail!("{what}: {e:?}"),
+        }
     }
 
     /// Offers until the message is in, or the deadline passes.
@@ -292,6 +343,51 @@ impl Tx for Sending {
     fn send(&mut self, message: &[u8]) -> Result<()> {
         self.offer_by(message, None)
     }
+
+    /// `offer_block` of the messages as a block of data frames that the adapter formats: each
+    /// a 32-byte header (length, flags, type, term offset, session, stream, term id) and the
+    /// message, aligned to 32. A block must fit in the rest of its term: when it does not,
+    /// `append_padding` fills the term and the block goes at the start of the next.
+    #[inline]
+    fn send_batch(&mut self, messages: &[u8], size: usize) -> Result<()> {
+        let step = frame_step(size);
+        let n = messages.len() / size;
+        let len = n * step;
+        if len > self.block.len() || n * size != messages.len() {
+            bail!("a batch of {} bytes in a block of room {}", messages.len(), self.block.len());
+        }
+        for (frame, message) in self.block.chunks_exact_mut(step).zip(messages.chunks_exact(size)) {
+            frame[FRAME_HEADER..FRAME_HEADER + size].copy_from_slice(message);
+        }
+        let log = &self.log;
+        loop {
+            let position = self.publication.position();
+            if position < 0 {
+                bail!("the publication is closed");
+            }
+            let term_offset = position as usize & (log.term_length - 1);
+            let remaining = log.term_length - term_offset;
+            if len > remaining {
+                Sending::retry(self.publication.append_padding(remaining), "append_padding")?;
+                continue;
+            }
+            let term_id = log.initial_term_id.wrapping_add((position >> log.position_bits_to_shift) as i32);
+            for (i, frame) in self.block[..len].chunks_exact_mut(step).enumerate() {
+                frame[0..4].copy_from_slice(&((FRAME_HEADER + size) as i32).to_le_bytes());
+                frame[4] = 0;
+                frame[5] = UNFRAGMENTED;
+                frame[6..8].copy_from_slice(&HDR_TYPE_DATA.to_le_bytes());
+                frame[8..12].copy_from_slice(&((term_offset + i * step) as i32).to_le_bytes());
+                frame[12..16].copy_from_slice(&log.session_id.to_le_bytes());
+                frame[16..20].copy_from_slice(&log.stream_id.to_le_bytes());
+                frame[20..24].copy_from_slice(&term_id.to_le_bytes());
+                frame[24..32].fill(0);
+            }
+            if Sending::retry(self.publication.offer_block(&self.block[..len]), "offer_block")? {
+                return Ok(());
+            }
+        }
+    }
 }
 
 impl Drop for Sending {
@@ -303,10 +399,12 @@ impl Drop for Sending {
     }
 }
 
-/// A subscription, polled one fragment at a time.
+/// A subscription, polled one fragment at a time (a batch's worth in the batch cases).
 pub struct Receiving {
     subscription: AeronSubscription,
     ends: Ends,
+    /// Every sender has ended: the next batch receive says so.
+    ended: bool,
     _aeron: Option<Aeron>,
 }
 
@@ -316,7 +414,7 @@ impl Receiving {
             .async_add_subscription(CHANNEL, stream, Handlers::NONE, Handlers::NONE)
             .and_then(|a| a.poll_blocking(setup.timeout))
             .map_err(|e| anyhow!("adding a subscription on aeron:ipc stream {stream}: {e:?}"))?;
-        Ok(Receiving { subscription, ends: Ends::new(1), _aeron: None })
+        Ok(Receiving { subscription, ends: Ends::new(1), ended: false, _aeron: None })
     }
 
     /// Waits until the publication's image is there: from then on it receives from its start.
@@ -359,6 +457,44 @@ impl Rx for Receiving {
         }
         Ok(Received::Message(len))
     }
+
+    /// One poll with a fragment limit of the batch: each fragment (one frame of `offer_block`,
+    /// whose length the check below validates) copied to its place in `buf`.
+    #[inline]
+    fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
+        if self.ended {
+            return Ok(Batch::Closed);
+        }
+        let room = buf.len() / size;
+        let (mut k, mut wrong, mut marker) = (0usize, None, None);
+        let ends = &mut self.ends;
+        self.subscription
+            .poll_fn(
+                |data: &[u8], _| {
+                    if data.len() == size && k < room {
+                        buf[k * size..(k + 1) * size].copy_from_slice(data);
+                        k += 1;
+                    } else if end::is_marker(data.len()) {
+                        marker = Some(ends.see(data));
+                    } else {
+                        wrong = Some(data.len());
+                    }
+                },
+                room,
+            )
+            .map_err(|e| anyhow!("poll: {e:?}"))?;
+        if let Some(len) = wrong {
+            bail!("a frame of {len} bytes arrived; messages of this case have {size}");
+        }
+        if let Some(all) = marker {
+            self.ended = all?;
+        }
+        Ok(match k {
+            0 if self.ended => Batch::Closed,
+            0 => Batch::Empty,
+            k => Batch::Messages(k),
+        })
+    }
 }
 
 /// A stream's or round trip's side.
@@ -376,6 +512,14 @@ impl Tx for Pair {
             None => bail!("this end of the stream only receives"),
         }
     }
+
+    #[inline]
+    fn send_batch(&mut self, messages: &[u8], size: usize) -> Result<()> {
+        match &mut self.tx {
+            Some(tx) => tx.send_batch(messages, size),
+            None => bail!("this end of the stream only receives"),
+        }
+    }
 }
 
 impl Rx for Pair {
@@ -383,6 +527,14 @@ impl Rx for Pair {
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
         match &mut self.rx {
             Some(rx) => rx.recv(buf),
+            None => bail!("this end of the stream only sends"),
+        }
+    }
+
+    #[inline]
+    fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
+        match &mut self.rx {
+            Some(rx) => rx.recv_batch(buf, size),
             None => bail!("this end of the stream only sends"),
         }
     }

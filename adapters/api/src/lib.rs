@@ -60,15 +60,41 @@ pub enum Received {
     Closed,
 }
 
+/// What one batch receive brought.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Batch {
+    /// This many whole messages, message `i` at `i * size` in the caller's buffer.
+    Messages(usize),
+    /// Polling only: nothing was there yet.
+    Empty,
+    /// The sender ended, after every message it completed was received.
+    Closed,
+}
+
 /// Sends one whole message from the caller's buffer, waiting for room if the channel is full.
 /// Every message of a case is `Setup::size` bytes long.
 pub trait Tx {
     fn send(&mut self, message: &[u8]) -> Result<()>;
+
+    /// The batch cases (`Setup::batch` > 1): sends the `messages.len() / size` messages of `size`
+    /// bytes that lie back to back in `messages`, with one of the library's batch calls. Only
+    /// asked of a library whose capability table says it has batch calls.
+    fn send_batch(&mut self, messages: &[u8], size: usize) -> Result<()> {
+        let _ = (messages, size);
+        bail!("this library has no batch send")
+    }
 }
 
 /// Receives one whole message into the caller's buffer, in the mode the endpoint was opened with.
 pub trait Rx {
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received>;
+
+    /// The batch cases: receives up to `buf.len() / size` messages of `size` bytes with one of
+    /// the library's batch calls, message `i` at `i * size` in `buf`.
+    fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
+        let _ = (buf, size);
+        bail!("this library has no batch receive")
+    }
 }
 
 /// Which end of a stream an endpoint is. The accepting end is set up first (it listens or
@@ -110,6 +136,8 @@ pub struct Setup<'a> {
     pub mode: RecvMode,
     /// How long set-up may wait for peers before it fails.
     pub timeout: Duration,
+    /// Messages per send and receive call: 1, or the batch of a batch case (`Tx::send_batch`).
+    pub batch: usize,
 }
 
 impl Setup<'_> {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
 use ipcbench_api::{
-    Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result, Rx, Setup,
-    Shape, Side, Support, Tx, anyhow, bail,
+    Batch, Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result, Rx,
+    Setup, Shape, Side, Support, Tx, anyhow, bail,
 };
 
 /// Each direction of a stream's connection.
@@ -41,10 +41,31 @@ impl Endpoint {
     }
 }
 
+/// The most messages one batch call moves (the matrix's largest batch).
+const MAX_BATCH: usize = 64;
+
 impl Tx for Endpoint {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
         self.conn.send(message, fipc::FOREVER).map_err(|e| anyhow!("fipc send on {}: {e}", self.conn.name()))
+    }
+
+    /// `send_many` of the batch's messages, described on the stack.
+    #[inline]
+    fn send_batch(&mut self, messages: &[u8], size: usize) -> Result<()> {
+        let mut parts: [&[u8]; MAX_BATCH] = [&[]; MAX_BATCH];
+        let mut n = 0;
+        for (part, message) in parts.iter_mut().zip(messages.chunks_exact(size)) {
+            *part = message;
+            n += 1;
+        }
+        if n * size != messages.len() {
+            bail!("a batch of {} bytes: at most {MAX_BATCH} messages of {size} bytes", messages.len());
+        }
+        self.conn
+            .send_many(&parts[..n], fipc::FOREVER)
+            .map_err(|e| anyhow!("fipc send_many on {}: {e}", self.conn.name()))?;
+        Ok(())
     }
 }
 
@@ -57,6 +78,28 @@ impl Rx for Endpoint {
             Err(FipcError::Overrun { lost }) => Ok(Received::Lost(lost)),
             Err(FipcError::Disconnected) => Ok(Received::Closed),
             Err(e) => Err(anyhow!("fipc receive_into on {}: {e}", self.conn.name())),
+        }
+    }
+
+    /// `receive_many` into the harness's buffer: every message of a case has its size, so
+    /// message `i` lands at `i * size`, and every length is checked.
+    #[inline]
+    fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
+        let mut lens = [0usize; MAX_BATCH];
+        let room = (buf.len() / size).min(MAX_BATCH);
+        match self.conn.receive_many(buf, &mut lens[..room], self.receive_timeout) {
+            Ok(count) => {
+                if let Some(bad) = lens[..count].iter().find(|&&l| l != size) {
+                    bail!(
+                        "fipc receive_many on {}: a message of {bad} bytes in a case of {size}",
+                        self.conn.name()
+                    );
+                }
+                Ok(Batch::Messages(count))
+            }
+            Err(FipcError::Timeout) => Ok(Batch::Empty),
+            Err(FipcError::Disconnected) => Ok(Batch::Closed),
+            Err(e) => Err(anyhow!("fipc receive_many on {}: {e}", self.conn.name())),
         }
     }
 }

@@ -544,7 +544,7 @@ mod tests {
     }
 
     fn setup<'a>(dir: &'a Path, size: usize, shape: Shape, index: usize) -> Setup<'a> {
-        Setup { name: "t", dir, size, shape, index, mode: RecvMode::Waiting, timeout: TIMEOUT }
+        Setup { name: "t", dir, size, shape, index, mode: RecvMode::Waiting, timeout: TIMEOUT, batch: 1 }
     }
 
     /// Message `seq` of sender `from`: both numbers, then a pattern from them.

@@ -431,6 +431,7 @@ mod tests {
             index: 0,
             mode: RecvMode::Waiting,
             timeout: Duration::from_millis(200),
+            batch: 1,
         }
     }
 
