@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Batch, Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Batch, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape,
+    Side, Support, Tx, Unsupported,
 };
 use rusteron_media_driver::bindings::aeron_threading_mode_enum;
 use rusteron_media_driver::{
@@ -51,7 +51,7 @@ const FORTH: i32 = 1001;
 const BACK: i32 = 1002;
 
 impl Library for AeronIpc {
-    type Stream = Pair;
+    type Stream = Pair<Sending, Receiving, Aeron>;
     type Publisher = Sending;
     type Subscriber = Receiving;
     type Producer = Unsupported;
@@ -93,7 +93,7 @@ impl Library for AeronIpc {
         }
     }
 
-    fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair>> {
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair<Sending, Receiving, Aeron>>> {
         check(setup)?;
         let round_trip = match setup.shape {
             Shape::Stream => false,
@@ -121,7 +121,7 @@ impl Library for AeronIpc {
         if let Some(rx) = &rx {
             rx.wait_for_publication(setup)?;
         }
-        let pair = Pair { tx, rx, _aeron: aeron };
+        let pair = Pair { tx, rx, keep: aeron };
         Ok(Opened { endpoint: pair, owner: driver.map(|d| Box::new(d) as Box<dyn std::any::Any + Send>) })
     }
 
@@ -494,48 +494,5 @@ impl Rx for Receiving {
             0 => Batch::Empty,
             k => Batch::Messages(k),
         })
-    }
-}
-
-/// A stream's or round trip's side.
-pub struct Pair {
-    tx: Option<Sending>,
-    rx: Option<Receiving>,
-    _aeron: Aeron,
-}
-
-impl Tx for Pair {
-    #[inline]
-    fn send(&mut self, message: &[u8]) -> Result<()> {
-        match &mut self.tx {
-            Some(tx) => tx.send(message),
-            None => bail!("this end of the stream only receives"),
-        }
-    }
-
-    #[inline]
-    fn send_batch(&mut self, messages: &[u8], size: usize) -> Result<()> {
-        match &mut self.tx {
-            Some(tx) => tx.send_batch(messages, size),
-            None => bail!("this end of the stream only receives"),
-        }
-    }
-}
-
-impl Rx for Pair {
-    #[inline]
-    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
-        match &mut self.rx {
-            Some(rx) => rx.recv(buf),
-            None => bail!("this end of the stream only sends"),
-        }
-    }
-
-    #[inline]
-    fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
-        match &mut self.rx {
-            Some(rx) => rx.recv_batch(buf, size),
-            None => bail!("this end of the stream only sends"),
-        }
     }
 }

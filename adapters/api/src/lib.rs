@@ -312,6 +312,51 @@ impl Rx for Unsupported {
     }
 }
 
+/// One side of a stream or round trip made of one-way channels: what it sends on, what it
+/// receives from (a stream's sender has no receiving half, its receiver no sending half), and
+/// what both need alive (a client handle, a node), dropped after them.
+pub struct Pair<T, R, K> {
+    pub tx: Option<T>,
+    pub rx: Option<R>,
+    pub keep: K,
+}
+
+impl<T: Tx, R, K> Tx for Pair<T, R, K> {
+    #[inline]
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        match &mut self.tx {
+            Some(tx) => tx.send(message),
+            None => bail!("this end of the stream only receives"),
+        }
+    }
+
+    #[inline]
+    fn send_batch(&mut self, messages: &[u8], size: usize) -> Result<()> {
+        match &mut self.tx {
+            Some(tx) => tx.send_batch(messages, size),
+            None => bail!("this end of the stream only receives"),
+        }
+    }
+}
+
+impl<T, R: Rx, K> Rx for Pair<T, R, K> {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        match &mut self.rx {
+            Some(rx) => rx.recv(buf),
+            None => bail!("this end of the stream only sends"),
+        }
+    }
+
+    #[inline]
+    fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
+        match &mut self.rx {
+            Some(rx) => rx.recv_batch(buf, size),
+            None => bail!("this end of the stream only sends"),
+        }
+    }
+}
+
 /// The end of a channel, for libraries whose close does not tell a receiver that its sender is
 /// done, or may drop what is still queued (message-queue libraries: ZeroMQ, NNG). A sender ends
 /// by sending [`marker`]s until its receivers have closed; a message shorter than any data

@@ -43,7 +43,7 @@ use iceoryx2::prelude::{
 };
 use iceoryx2::service::port_factory::{event, publish_subscribe, request_response};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
     Support, Tx, Unsupported,
 };
 
@@ -65,7 +65,7 @@ type Pending = PendingResponse<Svc, [u8], u64, [u8], ()>;
 type Active = ActiveRequest<Svc, [u8], u64, [u8], ()>;
 
 impl Library for Iceoryx2 {
-    type Stream = Pair;
+    type Stream = Pair<Sending, Receiving, Node<Svc>>;
     type Publisher = Sending;
     type Subscriber = Receiving;
     type Producer = Unsupported;
@@ -116,7 +116,7 @@ impl Library for Iceoryx2 {
         }
     }
 
-    fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair>> {
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair<Sending, Receiving, Node<Svc>>>> {
         let node = node(setup)?;
         let (tx, rx) = match (setup.shape, side) {
             (Shape::Stream, Side::Accept) => (None, Some(Receiving::open(&node, setup, "data")?)),
@@ -136,7 +136,7 @@ impl Library for Iceoryx2 {
         if let Some(rx) = &rx {
             rx.wait_for_publisher(setup)?;
         }
-        Ok(Opened::new(Pair { tx, rx, _node: node }))
+        Ok(Opened::new(Pair { tx, rx, keep: node }))
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Sending>> {
@@ -457,33 +457,6 @@ impl Rx for Receiving {
                 Some(l) => sleep_on(l)?,
                 None => return Ok(Received::Empty),
             }
-        }
-    }
-}
-
-/// A stream's or round trip's side: what it sends on, what it receives from.
-pub struct Pair {
-    tx: Option<Sending>,
-    rx: Option<Receiving>,
-    _node: Node<Svc>,
-}
-
-impl Tx for Pair {
-    #[inline]
-    fn send(&mut self, message: &[u8]) -> Result<()> {
-        match &mut self.tx {
-            Some(tx) => tx.send(message),
-            None => bail!("this end of the stream only receives"),
-        }
-    }
-}
-
-impl Rx for Pair {
-    #[inline]
-    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
-        match &mut self.rx {
-            Some(rx) => rx.recv(buf),
-            None => bail!("this end of the stream only sends"),
         }
     }
 }
