@@ -528,14 +528,18 @@ fn skip_oversubscribed_leaves_those_cases_out() {
 #[test]
 fn a_stopped_child_fails_its_case_at_the_deadline() {
     let t = RunTest::new("sigstop");
-    let line = "run stream/16B --lib fastipc --runs 1 --warmup 50ms --duration 200ms";
+    // Aeron's publisher, held back by a stopped subscriber, would wait out Aeron's own liveness
+    // timeout (10 s) unseen: the case deadline must fail it, and its driver directory must go.
+    let line = "run stream/16B --lib fastipc,aeron --runs 1 --warmup 50ms --duration 200ms";
     let (pid, status, stderr, doc) =
-        t.run_and_signal(line, &["receiver"], Duration::from_millis(150), libc::SIGSTOP);
+        t.run_and_signal(line, &["receiver", "receiver"], Duration::from_millis(150), libc::SIGSTOP);
     assert_eq!(status.code(), Some(1), "{stderr}");
-    let r = results_of(&doc, "stream/16B", "fastipc");
-    assert_eq!(r["status"], "failed");
-    let reason = r["reason"].as_str().unwrap();
-    // Stopped in its window (or, on a slow machine, still in its set-up): the deadline fails it.
-    assert!(reason.contains("deadline passed while") && reason.contains("receiver 0"), "{reason}");
+    for lib in ["fastipc", "aeron"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "failed", "{lib}");
+        let reason = r["reason"].as_str().unwrap();
+        // Stopped in its window (or, on a slow machine, still in its set-up): the deadline fails it.
+        assert!(reason.contains("deadline passed while") && reason.contains("receiver 0"), "{lib}: {reason}");
+    }
     t.nothing_left(pid);
 }

@@ -85,7 +85,7 @@ impl Library for AeronIpc {
                 ("threading mode", "AERON_THREADING_MODE_SHARED (one driver agent)".into()),
                 ("conductor idle strategy", "backoff (Aeron's default: spins, yields, then sleeps)".into()),
                 ("IPC term buffer length (bytes)", TERM.to_string()),
-                ("fragment limit", FRAGMENT_LIMIT.to_string()),
+                ("fragment limit", format!("{FRAGMENT_LIMIT}; in the batch cases, the batch (16 or 64)")),
                 ("channel", "aeron:ipc, exclusive publications".into()),
                 ("driver directory", "/dev/shm/<trial name>-aeron, deleted on start and on shutdown".into()),
                 ("receive", "polling only: Aeron has no blocking receive".into()),
