@@ -85,14 +85,12 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
         timeout: args.setup_timeout,
         batch: case.batch,
     };
+    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
     if case.batch > 1 {
-        return run_batch::<L>(args, &setup, &case.name).with_context(|| {
-            format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name)
-        });
+        return run_batch::<L>(args, &setup, &case.name).with_context(context);
     }
     let size = case.size;
     let me = args.index as u32;
-    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
     let report = match args.role {
         Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| send_loop(tx, size, me, w)),
         Role::Receiver => {
