@@ -175,7 +175,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
-        ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"],
+        ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "shm-ring"],
         "every library, in order"
     );
     assert_eq!(results.len(), (22 + 8) * ids.len(), "every case (22, and 8 batch cases) for every library");
@@ -254,10 +254,11 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let nng = results_of(&doc, "broadcast/lossless/4sub/16B", "nng");
     assert!(nng["reason"].as_str().unwrap().contains("pub0 always drops"), "{}", nng["reason"]);
     // ipc-channel has streams and round trips only.
-    for r in results.iter().filter(|r| r["library"] == "ipc-channel") {
+    // ipc-channel and the control: streams and round trips only.
+    for r in results.iter().filter(|r| r["library"] == "ipc-channel" || r["library"] == "shm-ring") {
         let has =
             matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") && r.get("batch").is_none();
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} ipc-channel", r["case"]);
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
     // iceoryx2 has no work queue; its services run, each request answered by every server,
     // which the cases of several servers say beside the figure.
@@ -283,7 +284,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         let has = matches!(r["library"].as_str().unwrap(), "fastipc" | "aeron");
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
-    assert!(stderr.contains("[210/210]"), "progress is shown:\n{stderr}");
+    assert!(stderr.contains("[240/240]"), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
@@ -302,7 +303,7 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for lib in ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"] {
+    for lib in ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "shm-ring"] {
         assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
     }
     assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
@@ -336,7 +337,10 @@ fn bad_input_is_refused_with_a_clear_message() {
     );
     assert_refused(
         &["run", "--lib", "zeromq3", "--out", o],
-        &["unknown library \"zeromq3\"", "built in are fastipc, iceoryx2, aeron, zmq, nng, ipc-channel, uds"],
+        &[
+            "unknown library \"zeromq3\"",
+            "built in are fastipc, iceoryx2, aeron, zmq, nng, ipc-channel, uds, shm-ring",
+        ],
     );
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
     assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
@@ -390,7 +394,7 @@ impl RunTest {
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let t = RunTest::new("kill");
-    let libs = ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds"];
+    let libs = ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "shm-ring"];
     let line = format!(
         "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
         libs.join(",")
@@ -398,7 +402,7 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
     // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
     let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; 7], Duration::from_millis(600), libc::SIGKILL);
+        t.run_and_signal(&line, &["receiver"; 8], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
     for lib in libs {
         let r = results_of(&doc, "stream/16B", lib);
