@@ -10,7 +10,7 @@ use crate::child::{self, ChildArgs};
 
 /// Every library's id, in the order of the tables.
 pub const IDS: &[&str] =
-    &["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "fifo", "shm-ring"];
+    &["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "pipe", "fifo", "shm-ring"];
 
 pub fn info(id: &str) -> Result<LibraryInfo> {
     use ipcbench_api::Library;
@@ -22,7 +22,8 @@ pub fn info(id: &str) -> Result<LibraryInfo> {
         "nng" => ipcbench_nng::Nng::info(),
         "ipc-channel" => ipcbench_ipc_channel::IpcChannel::info(),
         "uds" => ipcbench_uds::Uds::info(),
-        "fifo" => ipcbench_fifo::Fifo::info(),
+        "pipe" => ipcbench_pipes::Pipe::info(),
+        "fifo" => ipcbench_pipes::Fifo::info(),
         "shm-ring" => ipcbench_shm_ring::ShmRing::info(),
         other => bail!("{}", unknown(other)),
     })
@@ -39,7 +40,8 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
         "nng" => child::run::<ipcbench_nng::Nng>(args),
         "ipc-channel" => child::run::<ipcbench_ipc_channel::IpcChannel>(args),
         "uds" => child::run::<ipcbench_uds::Uds>(args),
-        "fifo" => child::run::<ipcbench_fifo::Fifo>(args),
+        "pipe" => child::run::<ipcbench_pipes::Pipe>(args),
+        "fifo" => child::run::<ipcbench_pipes::Fifo>(args),
         "shm-ring" => child::run::<ipcbench_shm_ring::ShmRing>(args),
         other => bail!("{}", unknown(other)),
     }

@@ -1,7 +1,9 @@
-//! ipcbench adapter for FIFOs (named pipes, `mkfifo`), one of ipc-bench's primitives: a pipe
-//! that two unrelated processes open by name. Messages are the case's fixed size, so the byte
-//! stream is framed by size alone: a send writes the whole message, a receive reads exactly that
-//! many bytes; the writer's close is the reader's end of file.
+//! ipcbench adapters for pipes and FIFOs, two of ipc-bench's primitives, sharing their framing:
+//! messages are the case's fixed size, so the byte stream is framed by size alone (a send writes
+//! the whole message, a receive reads exactly that many bytes) and the writer's close is the
+//! reader's end of file.
+//!
+//! `Fifo` (named pipes, `mkfifo`): a pipe that two unrelated processes open by name.
 //!
 //! The accepting side (receiver, echo) makes `<dir>/<name>.forth` (and `<name>.back` for a round
 //! trip) with `mkfifo`. Each side starts opening what it reads (a blocking open, on a thread of
@@ -13,7 +15,7 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -66,14 +68,7 @@ impl Library for Fifo {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        if setup.mode != RecvMode::Waiting {
-            bail!("FIFOs are measured only with blocking reads (waiting), not {}", setup.mode);
-        }
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("a stream endpoint was asked for {other:?}"),
-        };
+        let round_trip = check(setup)?;
         let forth = setup.dir.join(format!("{}.forth", setup.name));
         let back = setup.dir.join(format!("{}.back", setup.name));
         if side == Side::Accept {
@@ -213,6 +208,142 @@ impl Rx for Reader {
     }
 }
 
+/// Anonymous pipes (`pipe2`). The harness's processes are not parent and child, so the
+/// accepting side makes the pipe(s) and names its own descriptors in `<dir>/<name>.pipe` ("pid
+/// fd fd"); the connecting side opens the ends it needs through `/proc/<pid>/fd/<fd>` (the same
+/// pipe, a new open file description) and says so by making `<dir>/<name>.pipe-open`; then the
+/// accepting side closes its copies of those ends, so that the writer's close is the reader's end
+/// of file.
+pub struct Pipe;
+
+impl Library for Pipe {
+    type Stream = Channel;
+    type Publisher = Unsupported;
+    type Subscriber = Unsupported;
+    type Producer = Unsupported;
+    type Consumer = Unsupported;
+    type Client = Unsupported;
+    type Server = Unsupported;
+
+    fn info() -> LibraryInfo {
+        LibraryInfo {
+            id: "pipe",
+            name: "pipes",
+            version: format!("Linux {}", kernel_release()),
+            modes: &[RecvMode::Waiting],
+            capabilities: Capabilities {
+                stream: Support::Yes("one pipe; fixed-size messages written whole and read whole"),
+                round_trip: Support::Yes("two pipes, one each way"),
+                broadcast_lossless: Support::No("a pipe's bytes go to one reader; nothing sends to many"),
+                broadcast_lossy: Support::No("a pipe's bytes go to one reader; nothing sends to many"),
+                queue: Support::No(
+                    "readers sharing a pipe split its bytes, not its messages: no message goes whole to one",
+                ),
+                service: Support::No("a pipe has no clients: it is one byte stream, with no way to reply"),
+                batch: Support::No("no call moves several messages as separate messages on a byte stream"),
+            },
+            requests: Requests::ToOneServer,
+            configuration: vec![
+                ("pipe buffer (bytes)", default_pipe_size()),
+                ("framing", "fixed-size messages of the case's size, no length prefix".into()),
+                ("rendezvous", "the other side opens /proc/<pid>/fd/<fd> of the pipe's maker".into()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
+        let round_trip = check(setup)?;
+        let names = setup.dir.join(format!("{}.pipe", setup.name));
+        let opened = setup.dir.join(format!("{}.pipe-open", setup.name));
+        let deadline = Instant::now() + setup.timeout;
+        match side {
+            Side::Accept => {
+                // forth: the connecting side writes, this side reads; back: the other way.
+                let (forth_r, forth_w) = pipe()?;
+                let back = if round_trip { Some(pipe()?) } else { None };
+                let theirs = [Some(forth_w.as_raw_fd()), back.as_ref().map(|(r, _)| r.as_raw_fd())];
+                let line: Vec<String> = std::iter::once(std::process::id() as i32)
+                    .chain(theirs.into_iter().flatten())
+                    .map(|n| n.to_string())
+                    .collect();
+                let partial = names.with_extension("partial");
+                std::fs::write(&partial, line.join(" "))?;
+                std::fs::rename(&partial, &names)?;
+                while !opened.exists() {
+                    if Instant::now() >= deadline {
+                        bail!(
+                            "nobody opened the pipes named in {} within {:?}",
+                            names.display(),
+                            setup.timeout
+                        );
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                // Their ends are theirs now: drop this side's copies.
+                drop(forth_w);
+                let tx = back.map(|(r, w)| {
+                    drop(r);
+                    Writer { file: w, path: names.clone() }
+                });
+                Ok(Opened::new(Pair { tx, rx: Some(Reader { file: forth_r, path: names }), keep: () }))
+            }
+            Side::Connect => {
+                let line = loop {
+                    match std::fs::read_to_string(&names) {
+                        Ok(line) => break line,
+                        Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+                        Err(e) => {
+                            bail!("no pipes named in {} within {:?}: {e}", names.display(), setup.timeout)
+                        }
+                    }
+                };
+                let numbers: Vec<i32> =
+                    line.split(' ').map(str::parse).collect::<Result<_, _>>().map_err(|_| {
+                        anyhow!("{} holds {line:?}, not a pid and descriptors", names.display())
+                    })?;
+                let (pid, fds) =
+                    numbers.split_first().ok_or_else(|| anyhow!("{} is empty", names.display()))?;
+                let end = |fd: i32, write: bool| -> Result<File> {
+                    let path = format!("/proc/{pid}/fd/{fd}");
+                    let file =
+                        if write { File::options().write(true).open(&path) } else { File::open(&path) };
+                    file.map_err(|e| anyhow!("opening {path} (a pipe of the other side): {e}"))
+                };
+                let tx = Writer { file: end(fds[0], true)?, path: names.clone() };
+                let rx = match fds.get(1) {
+                    Some(&fd) if round_trip => Some(Reader { file: end(fd, false)?, path: names.clone() }),
+                    _ => None,
+                };
+                File::create(&opened).map_err(|e| anyhow!("making {}: {e}", opened.display()))?;
+                Ok(Opened::new(Pair { tx: Some(tx), rx, keep: () }))
+            }
+        }
+    }
+}
+
+/// A pipe: its read end and its write end, close-on-exec.
+fn pipe() -> Result<(File, File)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        bail!("pipe2: {}", io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just made; each File owns one.
+    Ok(unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
+}
+
+/// Waiting only, a stream or a round trip: whether it is a round trip.
+fn check(setup: &Setup) -> Result<bool> {
+    if setup.mode != RecvMode::Waiting {
+        bail!("pipes and FIFOs are measured only with blocking reads (waiting), not {}", setup.mode);
+    }
+    match setup.shape {
+        Shape::Stream => Ok(false),
+        Shape::RoundTrip => Ok(true),
+        other => bail!("a stream endpoint was asked for {other:?}"),
+    }
+}
+
 fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
 }
@@ -237,9 +368,9 @@ fn default_pipe_size() -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_fifo_carries_whole_messages_and_ends() {
-        let dir = std::env::temp_dir().join(format!("ipcbench-fifo-test-{}", std::process::id()));
+    /// A stream of 100 messages over library `L`, both sides in this process.
+    fn carries_whole_messages_and_ends<L: Library<Stream = Channel>>(what: &str) {
+        let dir = std::env::temp_dir().join(format!("ipcbench-{what}-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let setup = Setup {
             name: "t",
@@ -252,8 +383,8 @@ mod tests {
             batch: 1,
         };
         let receiver = std::thread::scope(|s| {
-            let r = s.spawn(|| Fifo::stream(&setup, Side::Accept).map(|o| o.endpoint));
-            let mut tx = Fifo::stream(&setup, Side::Connect).unwrap().endpoint;
+            let r = s.spawn(|| L::stream(&setup, Side::Accept).map(|o| o.endpoint));
+            let mut tx = L::stream(&setup, Side::Connect).unwrap().endpoint;
             let mut rx = r.join().unwrap().unwrap();
             for i in 0..100u64 {
                 tx.send(&i.to_le_bytes().repeat(2)).unwrap();
@@ -268,10 +399,20 @@ mod tests {
             rx
         });
         drop(receiver);
-        // No writer comes: set-up gives up with the path.
+        // Nobody comes: set-up gives up, naming the file.
         let lonely = Setup { name: "u", timeout: Duration::from_millis(100), ..setup };
-        let e = Fifo::stream(&lonely, Side::Accept).err().unwrap().to_string();
-        assert!(e.contains("u.forth") && e.contains("no writer"), "{e}");
+        let e = L::stream(&lonely, Side::Accept).err().unwrap().to_string();
+        assert!(e.contains("u.forth") || e.contains("u.pipe"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_fifo_carries_whole_messages_and_ends() {
+        carries_whole_messages_and_ends::<Fifo>("fifo");
+    }
+
+    #[test]
+    fn a_pipe_carries_whole_messages_and_ends() {
+        carries_whole_messages_and_ends::<Pipe>("pipe");
     }
 }
