@@ -43,28 +43,13 @@ impl Library for Fifo {
     type Server = Unsupported;
 
     fn info() -> LibraryInfo {
-        LibraryInfo {
-            id: "fifo",
-            name: "FIFOs (named pipes)",
-            version: format!("Linux {}", kernel_release()),
-            modes: &[RecvMode::Waiting],
-            capabilities: Capabilities {
-                stream: Support::Yes("one FIFO; fixed-size messages written whole and read whole"),
-                round_trip: Support::Yes("two FIFOs, one each way"),
-                broadcast_lossless: Support::No("a FIFO's bytes go to one reader; nothing sends to many"),
-                broadcast_lossy: Support::No("a FIFO's bytes go to one reader; nothing sends to many"),
-                queue: Support::No(
-                    "readers sharing a FIFO split its bytes, not its messages: no message goes whole to one",
-                ),
-                service: Support::No("a FIFO has no clients: it is one byte stream, with no way to reply"),
-                batch: Support::No("no call moves several messages as separate messages on a byte stream"),
-            },
-            requests: Requests::ToOneServer,
-            configuration: vec![
-                ("pipe buffer (bytes)", default_pipe_size()),
-                ("framing", "fixed-size messages of the case's size, no length prefix".into()),
-            ],
-        }
+        info(
+            "fifo",
+            "FIFOs (named pipes)",
+            Support::Yes("one FIFO; fixed-size messages written whole and read whole"),
+            Support::Yes("two FIFOs, one each way"),
+            None,
+        )
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
@@ -226,29 +211,13 @@ impl Library for Pipe {
     type Server = Unsupported;
 
     fn info() -> LibraryInfo {
-        LibraryInfo {
-            id: "pipe",
-            name: "pipes",
-            version: format!("Linux {}", kernel_release()),
-            modes: &[RecvMode::Waiting],
-            capabilities: Capabilities {
-                stream: Support::Yes("one pipe; fixed-size messages written whole and read whole"),
-                round_trip: Support::Yes("two pipes, one each way"),
-                broadcast_lossless: Support::No("a pipe's bytes go to one reader; nothing sends to many"),
-                broadcast_lossy: Support::No("a pipe's bytes go to one reader; nothing sends to many"),
-                queue: Support::No(
-                    "readers sharing a pipe split its bytes, not its messages: no message goes whole to one",
-                ),
-                service: Support::No("a pipe has no clients: it is one byte stream, with no way to reply"),
-                batch: Support::No("no call moves several messages as separate messages on a byte stream"),
-            },
-            requests: Requests::ToOneServer,
-            configuration: vec![
-                ("pipe buffer (bytes)", default_pipe_size()),
-                ("framing", "fixed-size messages of the case's size, no length prefix".into()),
-                ("rendezvous", "the other side opens /proc/<pid>/fd/<fd> of the pipe's maker".into()),
-            ],
-        }
+        info(
+            "pipe",
+            "pipes",
+            Support::Yes("one pipe; fixed-size messages written whole and read whole"),
+            Support::Yes("two pipes, one each way"),
+            Some(("rendezvous", "the other side opens /proc/<pid>/fd/<fd> of the pipe's maker".into())),
+        )
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
@@ -318,6 +287,40 @@ impl Library for Pipe {
                 Ok(Opened::new(Pair { tx: Some(tx), rx, keep: () }))
             }
         }
+    }
+}
+
+/// What pipes and FIFOs have, and lack, alike (a FIFO is a named pipe).
+fn info(
+    id: &'static str,
+    name: &'static str,
+    stream: Support,
+    round_trip: Support,
+    more: Option<(&'static str, String)>,
+) -> LibraryInfo {
+    let mut configuration = vec![
+        ("pipe buffer (bytes)", default_pipe_size()),
+        ("framing", "fixed-size messages of the case's size, no length prefix".into()),
+    ];
+    configuration.extend(more);
+    LibraryInfo {
+        id,
+        name,
+        version: format!("Linux {}", kernel_release()),
+        modes: &[RecvMode::Waiting],
+        capabilities: Capabilities {
+            stream,
+            round_trip,
+            broadcast_lossless: Support::No("a pipe's bytes go to one reader; nothing sends to many"),
+            broadcast_lossy: Support::No("a pipe's bytes go to one reader; nothing sends to many"),
+            queue: Support::No(
+                "readers sharing a pipe split its bytes, not its messages: no message goes whole to one",
+            ),
+            service: Support::No("a pipe has no clients: it is one byte stream, with no way to reply"),
+            batch: Support::No("no call moves several messages as separate messages on a byte stream"),
+        },
+        requests: Requests::ToOneServer,
+        configuration,
     }
 }
 
