@@ -10,7 +10,7 @@ use crate::child::{self, ChildArgs};
 
 /// Every library's id, in the order of the tables.
 pub const IDS: &[&str] =
-    &["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "pipe", "fifo", "shm-ring"];
+    &["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "tcp", "pipe", "fifo", "shm-ring"];
 
 pub fn info(id: &str) -> Result<LibraryInfo> {
     use ipcbench_api::Library;
@@ -22,6 +22,7 @@ pub fn info(id: &str) -> Result<LibraryInfo> {
         "nng" => ipcbench_nng::Nng::info(),
         "ipc-channel" => ipcbench_ipc_channel::IpcChannel::info(),
         "uds" => ipcbench_uds::Uds::info(),
+        "tcp" => ipcbench_uds::Tcp::info(),
         "pipe" => ipcbench_pipes::Pipe::info(),
         "fifo" => ipcbench_pipes::Fifo::info(),
         "shm-ring" => ipcbench_shm_ring::ShmRing::info(),
@@ -40,6 +41,7 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
         "nng" => child::run::<ipcbench_nng::Nng>(args),
         "ipc-channel" => child::run::<ipcbench_ipc_channel::IpcChannel>(args),
         "uds" => child::run::<ipcbench_uds::Uds>(args),
+        "tcp" => child::run::<ipcbench_uds::Tcp>(args),
         "pipe" => child::run::<ipcbench_pipes::Pipe>(args),
         "fifo" => child::run::<ipcbench_pipes::Fifo>(args),
         "shm-ring" => child::run::<ipcbench_shm_ring::ShmRing>(args),

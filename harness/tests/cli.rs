@@ -175,7 +175,19 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
-        ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "pipe", "fifo", "shm-ring"],
+        [
+            "fastipc",
+            "iceoryx2",
+            "aeron",
+            "zmq",
+            "nng",
+            "ipc-channel",
+            "uds",
+            "tcp",
+            "pipe",
+            "fifo",
+            "shm-ring"
+        ],
         "every library, in order"
     );
     assert_eq!(results.len(), (22 + 8) * ids.len(), "every case (22, and 8 batch cases) for every library");
@@ -286,7 +298,13 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         let has = matches!(r["library"].as_str().unwrap(), "fastipc" | "aeron");
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
-    assert!(stderr.contains("[300/300]"), "progress is shown:\n{stderr}");
+    // Unix sockets and TCP: streams, round trips and services.
+    for r in results.iter().filter(|r| r["library"] == "uds" || r["library"] == "tcp") {
+        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "service")
+            && r.get("batch").is_none();
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    assert!(stderr.contains("[330/330]"), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
@@ -305,9 +323,19 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for lib in
-        ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "pipe", "fifo", "shm-ring"]
-    {
+    for lib in [
+        "fastipc",
+        "iceoryx2",
+        "aeron",
+        "zmq",
+        "nng",
+        "ipc-channel",
+        "uds",
+        "tcp",
+        "pipe",
+        "fifo",
+        "shm-ring",
+    ] {
         assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
     }
     assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
@@ -343,7 +371,7 @@ fn bad_input_is_refused_with_a_clear_message() {
         &["run", "--lib", "zeromq3", "--out", o],
         &[
             "unknown library \"zeromq3\"",
-            "built in are fastipc, iceoryx2, aeron, zmq, nng, ipc-channel, uds, pipe, fifo, shm-ring",
+            "built in are fastipc, iceoryx2, aeron, zmq, nng, ipc-channel, uds, tcp, pipe, fifo, shm-ring",
         ],
     );
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
@@ -398,8 +426,19 @@ impl RunTest {
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let t = RunTest::new("kill");
-    let libs =
-        ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "pipe", "fifo", "shm-ring"];
+    let libs = [
+        "fastipc",
+        "iceoryx2",
+        "aeron",
+        "zmq",
+        "nng",
+        "ipc-channel",
+        "uds",
+        "tcp",
+        "pipe",
+        "fifo",
+        "shm-ring",
+    ];
     let line = format!(
         "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
         libs.join(",")
@@ -407,7 +446,7 @@ fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
     // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
     let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; 10], Duration::from_millis(600), libc::SIGKILL);
+        t.run_and_signal(&line, &["receiver"; 11], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
     for lib in libs {
         let r = results_of(&doc, "stream/16B", lib);

@@ -1,5 +1,6 @@
-//! ipcbench adapter for Unix domain sockets (`AF_UNIX`, `SOCK_STREAM`): the operating system's
-//! own channel, the baseline every other library is compared with.
+//! ipcbench adapters for the operating system's stream sockets: Unix domain sockets (`AF_UNIX`,
+//! `SOCK_STREAM`), the baseline every other library is compared with, and TCP over loopback
+//! (`127.0.0.1`, `TCP_NODELAY`). Both share everything but how a connection is made.
 //!
 //! Every message of a case is exactly `setup.size` bytes, so the byte stream is framed by size
 //! alone: `send` writes the whole message (looping on partial writes), `recv` reads exactly that
@@ -7,9 +8,10 @@
 //! buffer sizes are part of what is measured.
 //!
 //! * Stream and round trip: one connection. The accepting side binds and listens on
-//!   `<dir>/<name>.sock`, accepts one client (waiting at most `setup.timeout`), then unlinks the
-//!   file and closes the listener; the connecting side retries `connect` every millisecond.
-//! * Service: server `i` listens on `<dir>/<name>-s<i>.sock`; client `j` connects to server
+//!   `<dir>/<name>.sock` (TCP: on `127.0.0.1`, a port of the kernel's choice, written to
+//!   `<dir>/<name>.port`), accepts one client (waiting at most `setup.timeout`), then unlinks
+//!   the file and closes the listener; the connecting side retries `connect` every millisecond.
+//! * Service: server `i` listens on `<dir>/<name>-s<i>.sock` (or `.port`); client `j` connects to server
 //!   `j % servers`. Each server accepts exactly its clients and serves them all from one
 //!   level-triggered epoll loop: one request from each ready connection in turn, the reply going
 //!   back on the connection the request came from.
@@ -17,6 +19,7 @@
 use std::ffi::CStr;
 use std::io;
 use std::mem;
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -44,7 +47,7 @@ impl Library for Uds {
     type Server = Server;
 
     fn info() -> LibraryInfo {
-        let (sndbuf, rcvbuf) = default_buffer_sizes();
+        let (sndbuf, rcvbuf) = default_buffer_sizes(Transport::Unix);
         LibraryInfo {
             id: "uds",
             name: "Unix domain sockets (SOCK_STREAM)",
@@ -77,115 +80,242 @@ impl Library for Uds {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
-        check_common(setup)?;
-        if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
-            bail!("uds: a stream endpoint was asked for {:?}", setup.shape);
-        }
-        let path = setup.socket_path(&format!("{}.sock", setup.name))?;
-        let stream = match side {
-            Side::Accept => {
-                let listening = Listening::bind(path.clone())?;
-                let deadline = Instant::now() + setup.timeout;
-                match listening.accept_before(deadline)? {
-                    Some(stream) => stream,
-                    None => bail!("no client connected to {} within {:?}", path.display(), setup.timeout),
-                }
-                // `listening` drops here: the file is unlinked and the listener closed.
-            }
-            Side::Connect => connect(&path, setup.timeout)?,
-        };
-        Ok(Opened::new(Connection { stream, size: setup.size, path }))
+        open_stream(Transport::Unix, setup, side)
     }
 
     fn client(setup: &Setup) -> Result<Opened<Connection>> {
-        check_common(setup)?;
-        let (clients, servers) = setup.service("client")?;
-        if servers == 0 || setup.index >= clients {
-            bail!("uds: client {} of a service with {clients} clients and {servers} servers", setup.index);
-        }
-        let server = setup.index % servers;
-        let path = setup.socket_path(&format!("{}-s{server}.sock", setup.name))?;
-        let stream = connect(&path, setup.timeout)?;
-        Ok(Opened::new(Connection { stream, size: setup.size, path }))
+        open_client(Transport::Unix, setup)
     }
 
     fn server(setup: &Setup) -> Result<Opened<Server>> {
-        check_common(setup)?;
-        let (clients, servers) = setup.service("server")?;
-        let index = setup.index;
-        if index >= servers {
-            bail!("uds: server {index} of a service with {servers} servers");
-        }
-        // Clients j with j % servers == index.
-        let expected = if index < clients { (clients - index).div_ceil(servers) } else { 0 };
-        let path = setup.socket_path(&format!("{}-s{index}.sock", setup.name))?;
-
-        let mut conns = Vec::with_capacity(expected);
-        if expected > 0 {
-            let listening = Listening::bind(path.clone())?;
-            let deadline = Instant::now() + setup.timeout;
-            while conns.len() < expected {
-                match listening.accept_before(deadline)? {
-                    Some(stream) => conns.push(Some(stream)),
-                    None => bail!(
-                        "only {} of the {expected} clients of server {index} connected to {} within {:?}",
-                        conns.len(),
-                        path.display(),
-                        setup.timeout
-                    ),
-                }
-            }
-            // `listening` drops here: the file is unlinked and the listener closed.
-        }
-
-        // SAFETY: plain system call; the fd it returns is owned by `epoll` from here on.
-        let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if epfd < 0 {
-            bail!("epoll_create1 for the server of {}: {}", path.display(), io::Error::last_os_error());
-        }
-        // SAFETY: `epfd` is a fresh fd nothing else owns.
-        let epoll = unsafe { OwnedFd::from_raw_fd(epfd) };
-        for (k, conn) in conns.iter().enumerate() {
-            let fd = conn.as_ref().map(AsRawFd::as_raw_fd).unwrap_or(-1);
-            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: k as u64 };
-            // SAFETY: both fds are open; `ev` is a valid event for the call's duration.
-            if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
-                bail!(
-                    "epoll_ctl(EPOLL_CTL_ADD) of a connection to {}: {}",
-                    path.display(),
-                    io::Error::last_os_error()
-                );
-            }
-        }
-
-        let events = vec![libc::epoll_event { events: 0, u64: 0 }; expected.max(1)];
-        Ok(Opened::new(Server {
-            epoll,
-            live: conns.len(),
-            conns,
-            events,
-            ready: 0,
-            next: 0,
-            current: None,
-            size: setup.size,
-            path,
-        }))
+        open_server(Transport::Unix, setup)
     }
 }
 
-fn check_common(setup: &Setup) -> Result<()> {
+/// TCP over loopback, `TCP_NODELAY` on every connection.
+pub struct Tcp;
+
+impl Library for Tcp {
+    type Stream = Connection;
+    type Publisher = Unsupported;
+    type Subscriber = Unsupported;
+    type Producer = Unsupported;
+    type Consumer = Unsupported;
+    type Client = Connection;
+    type Server = Server;
+
+    fn info() -> LibraryInfo {
+        let (sndbuf, rcvbuf) = default_buffer_sizes(Transport::Tcp);
+        LibraryInfo {
+            id: "tcp",
+            name: "TCP loopback (TCP_NODELAY)",
+            version: format!("Linux {}", kernel_release()),
+            modes: &[RecvMode::Waiting],
+            capabilities: Capabilities {
+                stream: Support::Yes(
+                    "one connection on 127.0.0.1; fixed-size messages written and read whole",
+                ),
+                round_trip: Support::Yes("the same connection both ways"),
+                broadcast_lossless: Support::No(
+                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
+                ),
+                broadcast_lossy: Support::No(
+                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
+                ),
+                queue: Support::No(
+                    "no socket shares one queue of messages among several readers; connections are point to point",
+                ),
+                service: Support::Yes(
+                    "clients spread over the servers; each server multiplexes its connections with epoll",
+                ),
+                batch: Support::No("no call moves several messages as separate messages on a stream socket"),
+            },
+            requests: Requests::ToOneServer,
+            configuration: vec![
+                ("address", "127.0.0.1, a port of the kernel's choice per listener".into()),
+                ("TCP_NODELAY", "on (Nagle off), both ends".into()),
+                ("SO_SNDBUF", sndbuf),
+                ("SO_RCVBUF", rcvbuf),
+                ("framing", FRAMING.to_string()),
+            ],
+        }
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
+        open_stream(Transport::Tcp, setup, side)
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Connection>> {
+        open_client(Transport::Tcp, setup)
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Server>> {
+        open_server(Transport::Tcp, setup)
+    }
+}
+
+/// How a connection is made: the only difference between the two libraries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    Unix,
+    Tcp,
+}
+
+impl Transport {
+    fn id(self) -> &'static str {
+        match self {
+            Transport::Unix => "uds",
+            Transport::Tcp => "tcp",
+        }
+    }
+
+    /// Where listener `what` meets its clients: the socket file, or the file naming the port.
+    fn rendezvous(self, setup: &Setup, what: &str) -> Result<PathBuf> {
+        match self {
+            Transport::Unix => setup.socket_path(&format!("{what}.sock")),
+            Transport::Tcp => Ok(setup.dir.join(format!("{what}.port"))),
+        }
+    }
+
+    fn listen(self, path: &Path) -> Result<Listening> {
+        match self {
+            Transport::Unix => Listening::bind(path.to_path_buf()),
+            Transport::Tcp => {
+                let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+                    .map_err(|e| anyhow!("bind and listen on 127.0.0.1: {e}"))?;
+                let port = listener.local_addr()?.port();
+                // Written whole, then renamed: a client never reads half a number.
+                let partial = path.with_extension("partial");
+                std::fs::write(&partial, port.to_string())?;
+                std::fs::rename(&partial, path)?;
+                Ok(Listening { listener: Listener::Tcp(listener), path: path.to_path_buf() })
+            }
+        }
+    }
+
+    fn connect(self, path: &Path, timeout: Duration) -> Result<OwnedFd> {
+        match self {
+            Transport::Unix => Ok(connect(path, timeout)?.into()),
+            Transport::Tcp => connect_tcp(path, timeout),
+        }
+    }
+}
+
+fn open_stream(t: Transport, setup: &Setup, side: Side) -> Result<Opened<Connection>> {
+    check_common(t, setup)?;
+    if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
+        bail!("{}: a stream endpoint was asked for {:?}", t.id(), setup.shape);
+    }
+    let path = t.rendezvous(setup, setup.name)?;
+    let stream = match side {
+        Side::Accept => {
+            let listening = t.listen(&path)?;
+            let deadline = Instant::now() + setup.timeout;
+            match listening.accept_before(deadline)? {
+                Some(stream) => stream,
+                None => bail!("no client connected to {} within {:?}", path.display(), setup.timeout),
+            }
+            // `listening` drops here: the file is unlinked and the listener closed.
+        }
+        Side::Connect => t.connect(&path, setup.timeout)?,
+    };
+    Ok(Opened::new(Connection { stream, size: setup.size, path }))
+}
+
+fn open_client(t: Transport, setup: &Setup) -> Result<Opened<Connection>> {
+    check_common(t, setup)?;
+    let (clients, servers) = setup.service("client")?;
+    if servers == 0 || setup.index >= clients {
+        bail!("{}: client {} of a service with {clients} clients and {servers} servers", t.id(), setup.index);
+    }
+    let server = setup.index % servers;
+    let path = t.rendezvous(setup, &format!("{}-s{server}", setup.name))?;
+    let stream = t.connect(&path, setup.timeout)?;
+    Ok(Opened::new(Connection { stream, size: setup.size, path }))
+}
+
+fn open_server(t: Transport, setup: &Setup) -> Result<Opened<Server>> {
+    check_common(t, setup)?;
+    let (clients, servers) = setup.service("server")?;
+    let index = setup.index;
+    if index >= servers {
+        bail!("{}: server {index} of a service with {servers} servers", t.id());
+    }
+    // Clients j with j % servers == index.
+    let expected = if index < clients { (clients - index).div_ceil(servers) } else { 0 };
+    let path = t.rendezvous(setup, &format!("{}-s{index}", setup.name))?;
+
+    let mut conns = Vec::with_capacity(expected);
+    if expected > 0 {
+        let listening = t.listen(&path)?;
+        let deadline = Instant::now() + setup.timeout;
+        while conns.len() < expected {
+            match listening.accept_before(deadline)? {
+                Some(stream) => conns.push(Some(stream)),
+                None => bail!(
+                    "only {} of the {expected} clients of server {index} connected to {} within {:?}",
+                    conns.len(),
+                    path.display(),
+                    setup.timeout
+                ),
+            }
+        }
+        // `listening` drops here: the file is unlinked and the listener closed.
+    }
+
+    // SAFETY: plain system call; the fd it returns is owned by `epoll` from here on.
+    let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if epfd < 0 {
+        bail!("epoll_create1 for the server of {}: {}", path.display(), io::Error::last_os_error());
+    }
+    // SAFETY: `epfd` is a fresh fd nothing else owns.
+    let epoll = unsafe { OwnedFd::from_raw_fd(epfd) };
+    for (k, conn) in conns.iter().enumerate() {
+        let fd = conn.as_ref().map(AsRawFd::as_raw_fd).unwrap_or(-1);
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: k as u64 };
+        // SAFETY: both fds are open; `ev` is a valid event for the call's duration.
+        if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+            bail!(
+                "epoll_ctl(EPOLL_CTL_ADD) of a connection to {}: {}",
+                path.display(),
+                io::Error::last_os_error()
+            );
+        }
+    }
+
+    let events = vec![libc::epoll_event { events: 0, u64: 0 }; expected.max(1)];
+    Ok(Opened::new(Server {
+        epoll,
+        live: conns.len(),
+        conns,
+        events,
+        ready: 0,
+        next: 0,
+        current: None,
+        size: setup.size,
+        path,
+    }))
+}
+
+fn check_common(t: Transport, setup: &Setup) -> Result<()> {
     if setup.mode != RecvMode::Waiting {
-        bail!("uds is measured only with blocking receives (waiting), not {}", setup.mode);
+        bail!("{} is measured only with blocking receives (waiting), not {}", t.id(), setup.mode);
     }
     if setup.size == 0 {
-        bail!("uds: messages of 0 bytes can't be framed by size");
+        bail!("{}: messages of 0 bytes can't be framed by size", t.id());
     }
     Ok(())
 }
 
-/// A bound, listening socket whose file is unlinked when it is dropped.
+enum Listener {
+    Unix(UnixListener),
+    Tcp(TcpListener),
+}
+
+/// A bound, listening socket whose file (the socket, or the one naming the port) is unlinked
+/// when it is dropped.
 struct Listening {
-    listener: UnixListener,
+    listener: Listener,
     path: PathBuf,
 }
 
@@ -193,17 +323,34 @@ impl Listening {
     fn bind(path: PathBuf) -> Result<Listening> {
         // std's bind calls socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC), bind and listen.
         match UnixListener::bind(&path) {
-            Ok(listener) => Ok(Listening { listener, path }),
+            Ok(listener) => Ok(Listening { listener: Listener::Unix(listener), path }),
             Err(e) => bail!("bind and listen on {}: {e}", path.display()),
         }
     }
 
+    fn fd(&self) -> RawFd {
+        match &self.listener {
+            Listener::Unix(l) => l.as_raw_fd(),
+            Listener::Tcp(l) => l.as_raw_fd(),
+        }
+    }
+
+    fn accept(&self) -> io::Result<OwnedFd> {
+        match &self.listener {
+            Listener::Unix(l) => l.accept().map(|(s, _)| s.into()),
+            Listener::Tcp(l) => l.accept().and_then(|(s, _)| {
+                s.set_nodelay(true)?;
+                Ok(s.into())
+            }),
+        }
+    }
+
     /// Accepts one connection, or `None` if none came before `deadline`.
-    fn accept_before(&self, deadline: Instant) -> Result<Option<UnixStream>> {
+    fn accept_before(&self, deadline: Instant) -> Result<Option<OwnedFd>> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
-            let mut pfd = libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd { fd: self.fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: `pfd` is one valid pollfd for the call's duration.
             let r = unsafe { libc::poll(&mut pfd, 1, ms) };
             if r < 0 {
@@ -220,8 +367,8 @@ impl Listening {
                 continue;
             }
             // std's accept calls accept4(SOCK_CLOEXEC); the new socket is blocking.
-            match self.listener.accept() {
-                Ok((stream, _)) => return Ok(Some(stream)),
+            match self.accept() {
+                Ok(stream) => return Ok(Some(stream)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => bail!("accept on {}: {e}", self.path.display()),
             }
@@ -257,6 +404,30 @@ fn connect(path: &Path, timeout: Duration) -> Result<UnixStream> {
                 thread::sleep(Duration::from_millis(1));
             }
             Err(e) => bail!("connect to {}: {e}", path.display()),
+        }
+    }
+}
+
+/// Connects to the port named in `path` on 127.0.0.1, waiting for the file and the listener.
+fn connect_tcp(path: &Path, timeout: Duration) -> Result<OwnedFd> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let attempt = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|p| p.trim().parse::<u16>().map_err(|e| e.to_string()))
+            .and_then(|port| TcpStream::connect((Ipv4Addr::LOCALHOST, port)).map_err(|e| e.to_string()));
+        match attempt {
+            Ok(stream) => {
+                stream.set_nodelay(true).map_err(|e| anyhow!("TCP_NODELAY on {}: {e}", path.display()))?;
+                return Ok(stream.into());
+            }
+            Err(e) if Instant::now() >= deadline => {
+                bail!(
+                    "could not connect to the port in {} within {timeout:?} (last attempt: {e})",
+                    path.display()
+                )
+            }
+            Err(_) => thread::sleep(Duration::from_millis(1)),
         }
     }
 }
@@ -335,7 +506,7 @@ fn wrong_length(what: &str, len: usize, size: usize, path: &Path) -> anyhow::Err
 
 /// One connected stream socket: the stream and round-trip endpoint, and a service's client.
 pub struct Connection {
-    stream: UnixStream,
+    stream: OwnedFd,
     size: usize,
     path: PathBuf,
 }
@@ -368,7 +539,7 @@ impl Rx for Connection {
 pub struct Server {
     epoll: OwnedFd,
     /// The accepted connections; `None` once one has ended. Epoll's data is the index here.
-    conns: Vec<Option<UnixStream>>,
+    conns: Vec<Option<OwnedFd>>,
     live: usize,
     events: Vec<libc::epoll_event>,
     /// `events[next..ready]` are still to be served from the last `epoll_wait`.
@@ -486,11 +657,15 @@ fn kernel_release() -> String {
 
 /// The kernel's default SO_SNDBUF and SO_RCVBUF of a Unix stream socket, as a fresh socketpair
 /// reports them.
-fn default_buffer_sizes() -> (String, String) {
-    let (a, _b) = match UnixStream::pair() {
-        Ok(pair) => pair,
+fn default_buffer_sizes(t: Transport) -> (String, String) {
+    let made: io::Result<OwnedFd> = match t {
+        Transport::Unix => UnixStream::pair().map(|(a, _)| a.into()),
+        Transport::Tcp => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map(OwnedFd::from),
+    };
+    let a = match made {
+        Ok(fd) => fd,
         Err(e) => {
-            let s = format!("unknown (socketpair: {e})");
+            let s = format!("unknown (a fresh socket: {e})");
             return (s.clone(), s);
         }
     };
@@ -633,7 +808,7 @@ mod tests {
         });
     }
 
-    fn service(clients: usize, servers: usize) {
+    fn service<L: Library<Server = Server, Client = Connection>>(clients: usize, servers: usize) {
         let dir = TempDir::new(&format!("service{clients}x{servers}"));
         let d = dir.0.as_path();
         let size = 64;
@@ -643,7 +818,7 @@ mod tests {
             let server_threads: Vec<_> = (0..servers)
                 .map(|i| {
                     s.spawn(move || {
-                        let mut sv = Uds::server(&setup(d, size, shape, i)).unwrap().endpoint;
+                        let mut sv = L::server(&setup(d, size, shape, i)).unwrap().endpoint;
                         let mut buf = vec![0u8; size];
                         let mut n = 0u64;
                         loop {
@@ -667,7 +842,7 @@ mod tests {
             let client_threads: Vec<_> = (0..clients)
                 .map(|j| {
                     s.spawn(move || {
-                        let mut c = Uds::client(&setup(d, size, shape, j)).unwrap().endpoint;
+                        let mut c = L::client(&setup(d, size, shape, j)).unwrap().endpoint;
                         let mut req = vec![0u8; size];
                         let mut rep = vec![0u8; size];
                         for seq in 0..per_client {
@@ -693,12 +868,17 @@ mod tests {
 
     #[test]
     fn service_4_clients_1_server() {
-        service(4, 1);
+        service::<Uds>(4, 1);
     }
 
     #[test]
     fn service_4_clients_2_servers() {
-        service(4, 2);
+        service::<Uds>(4, 2);
+    }
+
+    #[test]
+    fn tcp_service_4_clients_2_servers() {
+        service::<Tcp>(4, 2);
     }
 
     #[test]
