@@ -194,30 +194,43 @@ fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleR
     let mut buf = vec![0u8; size];
     message::init(&mut buf, me);
     let mut report = RoleReport::default();
-    let mut phase = WARMUP;
+    let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
     let mut seq: u64 = 0;
-    let mut measured_from = 0;
     wait_until(w.start);
-    loop {
-        if seq & (CLOCK_EVERY - 1) == 0 {
-            let now = message::now_ns();
-            if phase == WARMUP && now >= w.measure_from {
-                phase = MEASURED;
-                measured_from = seq;
-                report.window_start_ns = now;
-            }
-            if phase == MEASURED && now >= w.end {
-                report.window_end_ns = now;
-                break;
-            }
-        }
-        message::stamp(&mut buf, seq, phase);
+    while seq & (CLOCK_EVERY - 1) != 0 || phases.at(message::now_ns(), seq, &mut report) {
+        message::stamp(&mut buf, seq, phases.phase);
         tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
         seq += 1;
     }
     report.sent = seq;
-    report.measured = seq - measured_from;
+    report.measured = seq - phases.measured_from;
     Ok(report)
+}
+
+/// A sending role's phases, switched at its clock reads: warm-up, then the measured window.
+struct Phases {
+    w: Window,
+    phase: u8,
+    /// The first message of the measured window.
+    measured_from: u64,
+}
+
+impl Phases {
+    /// At a clock read `now`, before message `seq`: records the window's edges; false once it
+    /// has ended.
+    #[inline(always)]
+    fn at(&mut self, now: u64, seq: u64, report: &mut RoleReport) -> bool {
+        if self.phase == WARMUP && now >= self.w.measure_from {
+            self.phase = MEASURED;
+            self.measured_from = seq;
+            report.window_start_ns = now;
+        }
+        if self.phase == MEASURED && now >= self.w.end {
+            report.window_end_ns = now;
+            return false;
+        }
+        true
+    }
 }
 
 /// The batch cases' sender: as `send_loop`, `n` messages per call, the clock read once per call.
@@ -227,30 +240,19 @@ fn batch_send_loop<T: Tx>(tx: &mut T, size: usize, n: usize, me: u32, w: Window)
         message::init(message, me);
     }
     let mut report = RoleReport::default();
-    let mut phase = WARMUP;
+    let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
     let mut seq: u64 = 0;
-    let mut measured_from = 0;
     wait_until(w.start);
-    loop {
-        let now = message::now_ns();
-        if phase == WARMUP && now >= w.measure_from {
-            phase = MEASURED;
-            measured_from = seq;
-            report.window_start_ns = now;
-        }
-        if phase == MEASURED && now >= w.end {
-            report.window_end_ns = now;
-            break;
-        }
+    while phases.at(message::now_ns(), seq, &mut report) {
         for (i, message) in buf.chunks_exact_mut(size).enumerate() {
-            message::stamp(message, seq + i as u64, phase);
+            message::stamp(message, seq + i as u64, phases.phase);
         }
         tx.send_batch(&buf, size)
             .with_context(|| format!("sending messages {seq} to {}", seq + n as u64 - 1))?;
         seq += n as u64;
     }
     report.sent = seq;
-    report.measured = seq - measured_from;
+    report.measured = seq - phases.measured_from;
     Ok(report)
 }
 

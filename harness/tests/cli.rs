@@ -12,6 +12,11 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
 
+/// Every library built in, in the order of the tables (each one's stream receiver has a
+/// stream/16B case, so the kill test kills one receiver per library).
+const LIBRARIES: [&str; 11] =
+    ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "tcp", "pipe", "fifo", "shm-ring"];
+
 /// Runs that start role processes go one at a time: two at once on two cores would only slow
 /// each other down and blur the kill tests' timing.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -173,23 +178,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let results = doc["results"].as_array().unwrap();
     let libs = doc["libraries"].as_array().unwrap();
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(
-        ids,
-        [
-            "fastipc",
-            "iceoryx2",
-            "aeron",
-            "zmq",
-            "nng",
-            "ipc-channel",
-            "uds",
-            "tcp",
-            "pipe",
-            "fifo",
-            "shm-ring"
-        ],
-        "every library, in order"
-    );
+    assert_eq!(ids, LIBRARIES, "every library, in order");
     assert_eq!(results.len(), (22 + 8) * ids.len(), "every case (22, and 8 batch cases) for every library");
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
@@ -304,7 +293,8 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
-    assert!(stderr.contains("[330/330]"), "progress is shown:\n{stderr}");
+    let last = format!("[{n}/{n}]", n = results.len());
+    assert!(stderr.contains(&last), "progress is shown:\n{stderr}");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
@@ -323,19 +313,7 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for lib in [
-        "fastipc",
-        "iceoryx2",
-        "aeron",
-        "zmq",
-        "nng",
-        "ipc-channel",
-        "uds",
-        "tcp",
-        "pipe",
-        "fifo",
-        "shm-ring",
-    ] {
+    for lib in LIBRARIES {
         assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
     }
     assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
@@ -367,13 +345,8 @@ fn bad_input_is_refused_with_a_clear_message() {
         &["run", "--lib", "fastpic", "--out", o],
         &["unknown library \"fastpic\"", "did you mean fastipc"],
     );
-    assert_refused(
-        &["run", "--lib", "zeromq3", "--out", o],
-        &[
-            "unknown library \"zeromq3\"",
-            "built in are fastipc, iceoryx2, aeron, zmq, nng, ipc-channel, uds, tcp, pipe, fifo, shm-ring",
-        ],
-    );
+    let all = format!("the libraries built in are {}", LIBRARIES.join(", "));
+    assert_refused(&["run", "--lib", "zeromq3", "--out", o], &["unknown library \"zeromq3\"", &all]);
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
     assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
     assert_refused(
@@ -426,29 +399,16 @@ impl RunTest {
 #[test]
 fn a_killed_child_fails_its_case_and_the_run_goes_on() {
     let t = RunTest::new("kill");
-    let libs = [
-        "fastipc",
-        "iceoryx2",
-        "aeron",
-        "zmq",
-        "nng",
-        "ipc-channel",
-        "uds",
-        "tcp",
-        "pipe",
-        "fifo",
-        "shm-ring",
-    ];
     let line = format!(
         "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
-        libs.join(",")
+        LIBRARIES.join(",")
     );
     // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
     // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
     let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; 11], Duration::from_millis(600), libc::SIGKILL);
+        t.run_and_signal(&line, &["receiver"; LIBRARIES.len()], Duration::from_millis(600), libc::SIGKILL);
     assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
-    for lib in libs {
+    for lib in LIBRARIES {
         let r = results_of(&doc, "stream/16B", lib);
         assert_eq!(r["status"], "failed", "{lib}");
         let reason = r["reason"].as_str().unwrap();

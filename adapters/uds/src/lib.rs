@@ -47,36 +47,7 @@ impl Library for Uds {
     type Server = Server;
 
     fn info() -> LibraryInfo {
-        let (sndbuf, rcvbuf) = default_buffer_sizes(Transport::Unix);
-        LibraryInfo {
-            id: "uds",
-            name: "Unix domain sockets (SOCK_STREAM)",
-            version: format!("Linux {}", kernel_release()),
-            modes: &[RecvMode::Waiting],
-            capabilities: Capabilities {
-                stream: Support::Yes("one connection; fixed-size messages written with write and read whole"),
-                round_trip: Support::Yes("the same connection both ways"),
-                broadcast_lossless: Support::No(
-                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
-                ),
-                broadcast_lossy: Support::No(
-                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
-                ),
-                queue: Support::No(
-                    "no socket shares one queue of messages among several readers; connections are point to point",
-                ),
-                service: Support::Yes(
-                    "clients spread over the servers; each server multiplexes its connections with epoll",
-                ),
-                batch: Support::No("no call moves several messages as separate messages on a stream socket"),
-            },
-            requests: Requests::ToOneServer,
-            configuration: vec![
-                ("SO_SNDBUF", sndbuf),
-                ("SO_RCVBUF", rcvbuf),
-                ("framing", FRAMING.to_string()),
-            ],
-        }
+        info(Transport::Unix)
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
@@ -105,40 +76,7 @@ impl Library for Tcp {
     type Server = Server;
 
     fn info() -> LibraryInfo {
-        let (sndbuf, rcvbuf) = default_buffer_sizes(Transport::Tcp);
-        LibraryInfo {
-            id: "tcp",
-            name: "TCP loopback (TCP_NODELAY)",
-            version: format!("Linux {}", kernel_release()),
-            modes: &[RecvMode::Waiting],
-            capabilities: Capabilities {
-                stream: Support::Yes(
-                    "one connection on 127.0.0.1; fixed-size messages written and read whole",
-                ),
-                round_trip: Support::Yes("the same connection both ways"),
-                broadcast_lossless: Support::No(
-                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
-                ),
-                broadcast_lossy: Support::No(
-                    "a socket connects two ends; broadcast would be the harness writing to N sockets",
-                ),
-                queue: Support::No(
-                    "no socket shares one queue of messages among several readers; connections are point to point",
-                ),
-                service: Support::Yes(
-                    "clients spread over the servers; each server multiplexes its connections with epoll",
-                ),
-                batch: Support::No("no call moves several messages as separate messages on a stream socket"),
-            },
-            requests: Requests::ToOneServer,
-            configuration: vec![
-                ("address", "127.0.0.1, a port of the kernel's choice per listener".into()),
-                ("TCP_NODELAY", "on (Nagle off), both ends".into()),
-                ("SO_SNDBUF", sndbuf),
-                ("SO_RCVBUF", rcvbuf),
-                ("framing", FRAMING.to_string()),
-            ],
-        }
+        info(Transport::Tcp)
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
@@ -151,6 +89,51 @@ impl Library for Tcp {
 
     fn server(setup: &Setup) -> Result<Opened<Server>> {
         open_server(Transport::Tcp, setup)
+    }
+}
+
+/// What both socket libraries have and lack; they differ in how a connection is made.
+fn info(t: Transport) -> LibraryInfo {
+    let (sndbuf, rcvbuf) = default_buffer_sizes(t);
+    let (id, name, stream, mut configuration) = match t {
+        Transport::Unix => (
+            "uds",
+            "Unix domain sockets (SOCK_STREAM)",
+            "one connection; fixed-size messages written with write and read whole",
+            vec![],
+        ),
+        Transport::Tcp => (
+            "tcp",
+            "TCP loopback (TCP_NODELAY)",
+            "one connection on 127.0.0.1; fixed-size messages written and read whole",
+            vec![
+                ("address", "127.0.0.1, a port of the kernel's choice per listener".to_string()),
+                ("TCP_NODELAY", "on (Nagle off), both ends".into()),
+            ],
+        ),
+    };
+    configuration.extend([("SO_SNDBUF", sndbuf), ("SO_RCVBUF", rcvbuf), ("framing", FRAMING.to_string())]);
+    let no_broadcast = "a socket connects two ends; broadcast would be the harness writing to N sockets";
+    LibraryInfo {
+        id,
+        name,
+        version: format!("Linux {}", kernel_release()),
+        modes: &[RecvMode::Waiting],
+        capabilities: Capabilities {
+            stream: Support::Yes(stream),
+            round_trip: Support::Yes("the same connection both ways"),
+            broadcast_lossless: Support::No(no_broadcast),
+            broadcast_lossy: Support::No(no_broadcast),
+            queue: Support::No(
+                "no socket shares one queue of messages among several readers; connections are point to point",
+            ),
+            service: Support::Yes(
+                "clients spread over the servers; each server multiplexes its connections with epoll",
+            ),
+            batch: Support::No("no call moves several messages as separate messages on a stream socket"),
+        },
+        requests: Requests::ToOneServer,
+        configuration,
     }
 }
 
