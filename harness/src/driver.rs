@@ -168,6 +168,13 @@ impl RunContext<'_> {
             result.reason = Some(support.text().into());
             return result;
         }
+        if let Some((largest, why)) = &lib.largest_message
+            && case.size > *largest
+        {
+            result.status = "unsupported".into();
+            result.reason = Some(format!("messages of {} bytes: at most {largest}, {why}", case.size));
+            return result;
+        }
         if let (Shape::Service { servers, .. }, Requests::ToEveryServer) = (case.shape, lib.requests)
             && servers > 1
         {
@@ -296,10 +303,12 @@ impl Drop for Children {
 }
 
 /// Removes the trial's objects in /dev/shm: those named `<name>` or `<name>` and one of `_.-`
-/// and more (files and directories). A killed child leaves its shared memory there, iceoryx2
+/// and more (files and directories), and its POSIX message queues. A killed child leaves its shared memory there, iceoryx2
 /// keeps one segment on purpose, and Aeron's media driver has its directory there; nothing a
 /// trial made outlives it.
 fn remove_shared_memory(name: &str) {
+    // POSIX message queues can't be listed where /dev/mqueue is not mounted: by name.
+    ipcbench_posix_mq::remove(name);
     let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
     for entry in entries.flatten() {
         let file = entry.file_name();

@@ -9,8 +9,21 @@ use crate::cases;
 use crate::child::{self, ChildArgs};
 
 /// Every library's id, in the order of the tables.
-pub const IDS: &[&str] =
-    &["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "tcp", "pipe", "fifo", "shm-ring"];
+pub const IDS: &[&str] = &[
+    "fastipc",
+    "iceoryx2",
+    "aeron",
+    "zmq",
+    "nng",
+    "ipc-channel",
+    "uds",
+    "uds-seqpacket",
+    "tcp",
+    "pipe",
+    "fifo",
+    "posix-mq",
+    "shm-ring",
+];
 
 pub fn info(id: &str) -> Result<LibraryInfo> {
     use ipcbench_api::Library;
@@ -22,9 +35,11 @@ pub fn info(id: &str) -> Result<LibraryInfo> {
         "nng" => ipcbench_nng::Nng::info(),
         "ipc-channel" => ipcbench_ipc_channel::IpcChannel::info(),
         "uds" => ipcbench_uds::Uds::info(),
+        "uds-seqpacket" => ipcbench_uds::Seqpacket::info(),
         "tcp" => ipcbench_uds::Tcp::info(),
         "pipe" => ipcbench_pipes::Pipe::info(),
         "fifo" => ipcbench_pipes::Fifo::info(),
+        "posix-mq" => ipcbench_posix_mq::PosixMq::info(),
         "shm-ring" => ipcbench_shm_ring::ShmRing::info(),
         other => bail!("{}", unknown(other)),
     })
@@ -41,9 +56,11 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
         "nng" => child::run::<ipcbench_nng::Nng>(args),
         "ipc-channel" => child::run::<ipcbench_ipc_channel::IpcChannel>(args),
         "uds" => child::run::<ipcbench_uds::Uds>(args),
+        "uds-seqpacket" => child::run::<ipcbench_uds::Seqpacket>(args),
         "tcp" => child::run::<ipcbench_uds::Tcp>(args),
         "pipe" => child::run::<ipcbench_pipes::Pipe>(args),
         "fifo" => child::run::<ipcbench_pipes::Fifo>(args),
+        "posix-mq" => child::run::<ipcbench_posix_mq::PosixMq>(args),
         "shm-ring" => child::run::<ipcbench_shm_ring::ShmRing>(args),
         other => bail!("{}", unknown(other)),
     }

@@ -14,8 +14,21 @@ const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
 
 /// Every library built in, in the order of the tables (each one's stream receiver has a
 /// stream/16B case, so the kill test kills one receiver per library).
-const LIBRARIES: [&str; 11] =
-    ["fastipc", "iceoryx2", "aeron", "zmq", "nng", "ipc-channel", "uds", "tcp", "pipe", "fifo", "shm-ring"];
+const LIBRARIES: [&str; 13] = [
+    "fastipc",
+    "iceoryx2",
+    "aeron",
+    "zmq",
+    "nng",
+    "ipc-channel",
+    "uds",
+    "uds-seqpacket",
+    "tcp",
+    "pipe",
+    "fifo",
+    "posix-mq",
+    "shm-ring",
+];
 
 /// Runs that start role processes go one at a time: two at once on two cores would only slow
 /// each other down and blur the kill tests' timing.
@@ -254,7 +267,6 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     }
     let nng = results_of(&doc, "broadcast/lossless/4sub/16B", "nng");
     assert!(nng["reason"].as_str().unwrap().contains("pub0 always drops"), "{}", nng["reason"]);
-    // ipc-channel has streams and round trips only.
     // ipc-channel, pipes, FIFOs and the control: streams and round trips only.
     let two =
         |r: &&Value| matches!(r["library"].as_str().unwrap(), "ipc-channel" | "pipe" | "fifo" | "shm-ring");
@@ -287,11 +299,18 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         let has = matches!(r["library"].as_str().unwrap(), "fastipc" | "aeron");
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
-    // Unix sockets and TCP: streams, round trips and services.
-    for r in results.iter().filter(|r| r["library"] == "uds" || r["library"] == "tcp") {
+    // Unix sockets (stream and seqpacket) and TCP: streams, round trips and services.
+    let sockets = |r: &&Value| matches!(r["library"].as_str().unwrap(), "uds" | "uds-seqpacket" | "tcp");
+    for r in results.iter().filter(sockets) {
         let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "service")
             && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    // POSIX message queues: streams, round trips and work queues.
+    for r in results.iter().filter(|r| r["library"] == "posix-mq") {
+        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "queue")
+            && r.get("batch").is_none();
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} posix-mq", r["case"]);
     }
     let last = format!("[{n}/{n}]", n = results.len());
     assert!(stderr.contains(&last), "progress is shown:\n{stderr}");

@@ -80,6 +80,7 @@ impl Library for AeronIpc {
                 batch: Support::Yes("offer_block of pre-formatted frames; polls with a fragment limit"),
             },
             requests: Requests::ToOneServer,
+            largest_message: None,
             configuration: vec![
                 ("media driver", "embedded in the sender's process, on a thread of its own".into()),
                 ("threading mode", "AERON_THREADING_MODE_SHARED (one driver agent)".into()),

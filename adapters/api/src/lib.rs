@@ -184,6 +184,14 @@ impl Setup<'_> {
     }
 }
 
+/// `Linux <release>`: the version of every library the kernel itself provides.
+pub fn linux_version() -> String {
+    match std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        Ok(release) => format!("Linux {}", release.trim()),
+        Err(e) => format!("Linux (release unknown: /proc/sys/kernel/osrelease: {e})"),
+    }
+}
+
 /// An opened endpoint, and what must live until the driver says every sender is done: the
 /// owner's handle of a channel whose drop ends it for everybody (a work queue, a service).
 pub struct Opened<E> {
@@ -252,6 +260,9 @@ pub struct LibraryInfo {
     pub capabilities: Capabilities,
     /// Where its service sends each request (meaningless when it has no service).
     pub requests: Requests,
+    /// The largest message it carries as configured, and why: a case of larger messages is a
+    /// dash with that reason. `None`: no limit below what a case may ask.
+    pub largest_message: Option<(usize, String)>,
     /// Buffer and ring sizes and other settings, recorded in the results as they are.
     pub configuration: Vec<(&'static str, String)>,
 }

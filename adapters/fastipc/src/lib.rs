@@ -138,6 +138,7 @@ impl Library for FastIpc {
                 batch: Support::Yes("send_many / receive_many"),
             },
             requests: Requests::ToOneServer,
+            largest_message: None,
             configuration: vec![
                 ("stream ring (bytes each way)", STREAM_RING.to_string()),
                 ("broadcast memory (bytes)", BROADCAST_RING.to_string()),

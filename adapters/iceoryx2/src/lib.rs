@@ -95,6 +95,7 @@ impl Library for Iceoryx2 {
                 batch: Support::No("no call sends or receives several samples at once"),
             },
             requests: Requests::ToEveryServer,
+            largest_message: None,
             configuration: vec![
                 ("subscriber buffer (samples)", BUFFER.to_string()),
                 ("history (samples)", "0".into()),

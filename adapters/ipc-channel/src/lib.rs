@@ -58,6 +58,7 @@ impl Library for IpcChannel {
                 batch: Support::No("no call sends or receives several messages at once"),
             },
             requests: Requests::ToOneServer,
+            largest_message: None,
             configuration: vec![
                 ("channel", "ipc::bytes_channel (Unix SOCK_SEQPACKET socket pair)".into()),
                 ("receive", "IpcBytesReceiver::recv: a new Vec<u8> per message, copied out".into()),

@@ -68,6 +68,7 @@ impl Library for Nng {
                 batch: Support::No("no call sends or receives several messages at once"),
             },
             requests: Requests::ToOneServer,
+            largest_message: None,
             configuration: vec![
                 ("transport", "ipc:// (Unix sockets) in the trial's directory".into()),
                 ("nng_init", "NULL: NNG's default thread pools".into()),

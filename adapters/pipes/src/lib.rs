@@ -306,7 +306,7 @@ fn info(
     LibraryInfo {
         id,
         name,
-        version: format!("Linux {}", kernel_release()),
+        version: ipcbench_api::linux_version(),
         modes: &[RecvMode::Waiting],
         capabilities: Capabilities {
             stream,
@@ -320,6 +320,7 @@ fn info(
             batch: Support::No("no call moves several messages as separate messages on a byte stream"),
         },
         requests: Requests::ToOneServer,
+        largest_message: None,
         configuration,
     }
 }
@@ -345,10 +346,6 @@ fn check(setup: &Setup) -> Result<bool> {
         Shape::RoundTrip => Ok(true),
         other => bail!("a stream endpoint was asked for {other:?}"),
     }
-}
-
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
 /// The kernel's default pipe buffer, read from a fresh pipe.

@@ -62,6 +62,7 @@ impl Library for ShmRing {
                 batch: Support::No("the control moves one message per call"),
             },
             requests: Requests::ToOneServer,
+            largest_message: None,
             configuration: vec![
                 ("ring (bytes of slots each way)", RING_BYTES.to_string()),
                 ("slots", "the ring's bytes / the case's size, rounded down to a power of two".into()),

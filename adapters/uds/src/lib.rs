@@ -1,11 +1,13 @@
-//! ipcbench adapters for the operating system's stream sockets: Unix domain sockets (`AF_UNIX`,
-//! `SOCK_STREAM`), the baseline every other library is compared with, and TCP over loopback
-//! (`127.0.0.1`, `TCP_NODELAY`). Both share everything but how a connection is made.
+//! ipcbench adapters for the operating system's connected sockets: Unix domain sockets
+//! (`AF_UNIX`, `SOCK_STREAM`), the baseline every other library is compared with, the same as
+//! `SOCK_SEQPACKET`, and TCP over loopback (`127.0.0.1`, `TCP_NODELAY`). All three share
+//! everything but how a connection is made and how a message is framed.
 //!
-//! Every message of a case is exactly `setup.size` bytes, so the byte stream is framed by size
+//! Every message of a case is exactly `setup.size` bytes, so a byte stream is framed by size
 //! alone: `send` writes the whole message (looping on partial writes), `recv` reads exactly that
-//! many bytes (looping on partial reads). Nothing is set on the sockets: the kernel's default
-//! buffer sizes are part of what is measured.
+//! many bytes (looping on partial reads). A seqpacket socket keeps the boundaries itself: one
+//! `write` is one packet, one `recv` takes one. Nothing is set on the sockets: the kernel's
+//! default buffer sizes are part of what is measured.
 //!
 //! * Stream and round trip: one connection. The accepting side binds and listens on
 //!   `<dir>/<name>.sock` (TCP: on `127.0.0.1`, a port of the kernel's choice, written to
@@ -16,7 +18,6 @@
 //!   level-triggered epoll loop: one request from each ready connection in turn, the reply going
 //!   back on the connection the request came from.
 
-use std::ffi::CStr;
 use std::io;
 use std::mem;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
@@ -63,6 +64,35 @@ impl Library for Uds {
     }
 }
 
+/// Unix domain sockets, `SOCK_SEQPACKET`: connected, and each message one packet.
+pub struct Seqpacket;
+
+impl Library for Seqpacket {
+    type Stream = Connection;
+    type Publisher = Unsupported;
+    type Subscriber = Unsupported;
+    type Producer = Unsupported;
+    type Consumer = Unsupported;
+    type Client = Connection;
+    type Server = Server;
+
+    fn info() -> LibraryInfo {
+        info(Transport::Seqpacket)
+    }
+
+    fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
+        open_stream(Transport::Seqpacket, setup, side)
+    }
+
+    fn client(setup: &Setup) -> Result<Opened<Connection>> {
+        open_client(Transport::Seqpacket, setup)
+    }
+
+    fn server(setup: &Setup) -> Result<Opened<Server>> {
+        open_server(Transport::Seqpacket, setup)
+    }
+}
+
 /// TCP over loopback, `TCP_NODELAY` on every connection.
 pub struct Tcp;
 
@@ -92,7 +122,7 @@ impl Library for Tcp {
     }
 }
 
-/// What both socket libraries have and lack; they differ in how a connection is made.
+/// What the socket libraries have and lack; they differ in how a connection is made and framed.
 fn info(t: Transport) -> LibraryInfo {
     let (sndbuf, rcvbuf) = default_buffer_sizes(t);
     let (id, name, stream, mut configuration) = match t {
@@ -100,7 +130,13 @@ fn info(t: Transport) -> LibraryInfo {
             "uds",
             "Unix domain sockets (SOCK_STREAM)",
             "one connection; fixed-size messages written with write and read whole",
-            vec![],
+            vec![("framing", FRAMING.to_string())],
+        ),
+        Transport::Seqpacket => (
+            "uds-seqpacket",
+            "Unix domain sockets (SOCK_SEQPACKET)",
+            "one connection; each message one packet, written with write and taken with recv",
+            vec![("framing", "one packet per message; the kernel keeps the boundaries".to_string())],
         ),
         Transport::Tcp => (
             "tcp",
@@ -109,15 +145,16 @@ fn info(t: Transport) -> LibraryInfo {
             vec![
                 ("address", "127.0.0.1, a port of the kernel's choice per listener".to_string()),
                 ("TCP_NODELAY", "on (Nagle off), both ends".into()),
+                ("framing", FRAMING.to_string()),
             ],
         ),
     };
-    configuration.extend([("SO_SNDBUF", sndbuf), ("SO_RCVBUF", rcvbuf), ("framing", FRAMING.to_string())]);
+    configuration.splice(0..0, [("SO_SNDBUF", sndbuf), ("SO_RCVBUF", rcvbuf)]);
     let no_broadcast = "a socket connects two ends; broadcast would be the harness writing to N sockets";
     LibraryInfo {
         id,
         name,
-        version: format!("Linux {}", kernel_release()),
+        version: ipcbench_api::linux_version(),
         modes: &[RecvMode::Waiting],
         capabilities: Capabilities {
             stream: Support::Yes(stream),
@@ -130,17 +167,24 @@ fn info(t: Transport) -> LibraryInfo {
             service: Support::Yes(
                 "clients spread over the servers; each server multiplexes its connections with epoll",
             ),
-            batch: Support::No("no call moves several messages as separate messages on a stream socket"),
+            batch: Support::No(match t {
+                Transport::Seqpacket => {
+                    "sendmmsg is for datagram sockets; on a connected seqpacket socket the harness would loop over write"
+                }
+                _ => "no call moves several messages as separate messages on a stream socket",
+            }),
         },
         requests: Requests::ToOneServer,
+        largest_message: None,
         configuration,
     }
 }
 
-/// How a connection is made: the only difference between the two libraries.
+/// How a connection is made and framed: the only differences between the three libraries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
     Unix,
+    Seqpacket,
     Tcp,
 }
 
@@ -148,6 +192,7 @@ impl Transport {
     fn id(self) -> &'static str {
         match self {
             Transport::Unix => "uds",
+            Transport::Seqpacket => "uds-seqpacket",
             Transport::Tcp => "tcp",
         }
     }
@@ -155,7 +200,7 @@ impl Transport {
     /// Where listener `what` meets its clients: the socket file, or the file naming the port.
     fn rendezvous(self, setup: &Setup, what: &str) -> Result<PathBuf> {
         match self {
-            Transport::Unix => setup.socket_path(&format!("{what}.sock")),
+            Transport::Unix | Transport::Seqpacket => setup.socket_path(&format!("{what}.sock")),
             Transport::Tcp => Ok(setup.dir.join(format!("{what}.port"))),
         }
     }
@@ -163,6 +208,7 @@ impl Transport {
     fn listen(self, path: &Path) -> Result<Listening> {
         match self {
             Transport::Unix => Listening::bind(path.to_path_buf()),
+            Transport::Seqpacket => Listening::bind_seqpacket(path.to_path_buf()),
             Transport::Tcp => {
                 let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
                     .map_err(|e| anyhow!("bind and listen on 127.0.0.1: {e}"))?;
@@ -179,6 +225,7 @@ impl Transport {
     fn connect(self, path: &Path, timeout: Duration) -> Result<OwnedFd> {
         match self {
             Transport::Unix => Ok(connect(path, timeout)?.into()),
+            Transport::Seqpacket => connect_seqpacket(path, timeout),
             Transport::Tcp => connect_tcp(path, timeout),
         }
     }
@@ -202,7 +249,7 @@ fn open_stream(t: Transport, setup: &Setup, side: Side) -> Result<Opened<Connect
         }
         Side::Connect => t.connect(&path, setup.timeout)?,
     };
-    Ok(Opened::new(Connection { stream, size: setup.size, path }))
+    Ok(Opened::new(Connection { stream, packets: t == Transport::Seqpacket, size: setup.size, path }))
 }
 
 fn open_client(t: Transport, setup: &Setup) -> Result<Opened<Connection>> {
@@ -214,7 +261,7 @@ fn open_client(t: Transport, setup: &Setup) -> Result<Opened<Connection>> {
     let server = setup.index % servers;
     let path = t.rendezvous(setup, &format!("{}-s{server}", setup.name))?;
     let stream = t.connect(&path, setup.timeout)?;
-    Ok(Opened::new(Connection { stream, size: setup.size, path }))
+    Ok(Opened::new(Connection { stream, packets: t == Transport::Seqpacket, size: setup.size, path }))
 }
 
 fn open_server(t: Transport, setup: &Setup) -> Result<Opened<Server>> {
@@ -272,6 +319,7 @@ fn open_server(t: Transport, setup: &Setup) -> Result<Opened<Server>> {
         live: conns.len(),
         conns,
         events,
+        packets: t == Transport::Seqpacket,
         ready: 0,
         next: 0,
         current: None,
@@ -292,6 +340,7 @@ fn check_common(t: Transport, setup: &Setup) -> Result<()> {
 
 enum Listener {
     Unix(UnixListener),
+    Seqpacket(OwnedFd),
     Tcp(TcpListener),
 }
 
@@ -311,9 +360,23 @@ impl Listening {
         }
     }
 
+    /// As `bind`, for `SOCK_SEQPACKET`, which std does not make.
+    fn bind_seqpacket(path: PathBuf) -> Result<Listening> {
+        let fd = seqpacket_socket().map_err(|e| anyhow!("socket(AF_UNIX, SOCK_SEQPACKET): {e}"))?;
+        let (addr, len) = sockaddr(&path)?;
+        // SAFETY: `addr` is a valid sockaddr_un of `len` bytes; `fd` is open.
+        let r = unsafe { libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) };
+        // SAFETY: `fd` is a bound socket (or the call fails with an error read below).
+        if r < 0 || unsafe { libc::listen(fd.as_raw_fd(), 128) } < 0 {
+            bail!("bind and listen on {}: {}", path.display(), io::Error::last_os_error());
+        }
+        Ok(Listening { listener: Listener::Seqpacket(fd), path })
+    }
+
     fn fd(&self) -> RawFd {
         match &self.listener {
             Listener::Unix(l) => l.as_raw_fd(),
+            Listener::Seqpacket(l) => l.as_raw_fd(),
             Listener::Tcp(l) => l.as_raw_fd(),
         }
     }
@@ -321,6 +384,22 @@ impl Listening {
     fn accept(&self) -> io::Result<OwnedFd> {
         match &self.listener {
             Listener::Unix(l) => l.accept().map(|(s, _)| s.into()),
+            Listener::Seqpacket(l) => {
+                // SAFETY: `l` is a listening socket; the peer's address is not asked for.
+                let fd = unsafe {
+                    libc::accept4(
+                        l.as_raw_fd(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        libc::SOCK_CLOEXEC,
+                    )
+                };
+                if fd < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // SAFETY: `fd` is a fresh connected socket nothing else owns.
+                Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+            }
             Listener::Tcp(l) => l.accept().and_then(|(s, _)| {
                 s.set_nodelay(true)?;
                 Ok(s.into())
@@ -387,6 +466,57 @@ fn connect(path: &Path, timeout: Duration) -> Result<UnixStream> {
                 thread::sleep(Duration::from_millis(1));
             }
             Err(e) => bail!("connect to {}: {e}", path.display()),
+        }
+    }
+}
+
+fn seqpacket_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain system call; the fd it returns is owned from here on.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh socket nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `path` as a sockaddr_un and its length.
+fn sockaddr(path: &Path) -> Result<(libc::sockaddr_un, libc::socklen_t)> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: sockaddr_un is plain old data; all zeros is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() >= addr.sun_path.len() {
+        bail!("socket path {} is too long for a Unix socket (108 bytes at most)", path.display());
+    }
+    for (d, &b) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = b as libc::c_char;
+    }
+    let len = mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    Ok((addr, len as libc::socklen_t))
+}
+
+/// As `connect`, for `SOCK_SEQPACKET`.
+fn connect_seqpacket(path: &Path, timeout: Duration) -> Result<OwnedFd> {
+    let (addr, len) = sockaddr(path)?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let fd = seqpacket_socket().map_err(|e| anyhow!("socket(AF_UNIX, SOCK_SEQPACKET): {e}"))?;
+        // SAFETY: `addr` is a valid sockaddr_un of `len` bytes; `fd` is open.
+        let r = unsafe { libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) };
+        if r == 0 {
+            return Ok(fd);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENOENT | libc::ECONNREFUSED | libc::EAGAIN | libc::EINTR) => {
+                if Instant::now() >= deadline {
+                    bail!("could not connect to {} within {timeout:?} (last attempt: {e})", path.display());
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+            _ => bail!("connect to {}: {e}", path.display()),
         }
     }
 }
@@ -487,9 +617,46 @@ fn wrong_length(what: &str, len: usize, size: usize, path: &Path) -> anyhow::Err
     anyhow!("{what} of {len} bytes on {}, where every message of the case is {size} bytes", path.display())
 }
 
-/// One connected stream socket: the stream and round-trip endpoint, and a service's client.
+/// Takes one packet into `buf` (exactly `buf.len()` bytes long): `Ok(true)` when it came,
+/// `Ok(false)` at the end of the connection, an error for a packet of another length.
+#[inline]
+fn read_packet(fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
+    loop {
+        // MSG_TRUNC: the packet's real length comes back even when it is longer than `buf`.
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+        if n as usize == buf.len() {
+            return Ok(true);
+        }
+        if n == 0 {
+            // Zero-length packets are never sent: this is the end.
+            return Ok(false);
+        }
+        if n > 0 {
+            return Err(anyhow!(
+                "a packet of {n} bytes on {}, where every message of the case is {} bytes",
+                path.display(),
+                buf.len()
+            ));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(anyhow!("recv on {}: {e}", path.display()));
+        }
+    }
+}
+
+/// Reads one message of the connection's framing.
+#[inline]
+fn read_framed(packets: bool, fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
+    if packets { read_packet(fd, buf, path) } else { read_message(fd, buf, path) }
+}
+
+/// One connected socket: the stream and round-trip endpoint, and a service's client.
 pub struct Connection {
     stream: OwnedFd,
+    /// Seqpacket: one `recv` per message. (A seqpacket `write` is one packet, whole or failed.)
+    packets: bool,
     size: usize,
     path: PathBuf,
 }
@@ -510,7 +677,7 @@ impl Rx for Connection {
         let Some(buf) = buf.get_mut(..self.size) else {
             return Err(wrong_length("a buffer", buf.len(), self.size, &self.path));
         };
-        if read_message(self.stream.as_raw_fd(), buf, &self.path)? {
+        if read_framed(self.packets, self.stream.as_raw_fd(), buf, &self.path)? {
             Ok(Received::Message(self.size))
         } else {
             Ok(Received::Closed)
@@ -525,6 +692,7 @@ pub struct Server {
     conns: Vec<Option<OwnedFd>>,
     live: usize,
     events: Vec<libc::epoll_event>,
+    packets: bool,
     /// `events[next..ready]` are still to be served from the last `epoll_wait`.
     ready: usize,
     next: usize,
@@ -605,7 +773,7 @@ impl Rx for Server {
             let Some(stream) = self.conns.get(k).and_then(Option::as_ref) else {
                 continue;
             };
-            if read_message(stream.as_raw_fd(), buf, &self.path)? {
+            if read_framed(self.packets, stream.as_raw_fd(), buf, &self.path)? {
                 self.current = Some(k);
                 return Ok(Received::Message(size));
             }
@@ -627,22 +795,12 @@ impl Tx for Server {
     }
 }
 
-fn kernel_release() -> String {
-    // SAFETY: utsname is plain old data; uname fills it with NUL-terminated strings.
-    let mut uts: libc::utsname = unsafe { mem::zeroed() };
-    if unsafe { libc::uname(&mut uts) } != 0 {
-        return format!("(uname: {})", io::Error::last_os_error());
-    }
-    // SAFETY: `release` is NUL-terminated after a successful uname.
-    let release = unsafe { CStr::from_ptr(uts.release.as_ptr()) };
-    release.to_string_lossy().into_owned()
-}
-
 /// The kernel's default SO_SNDBUF and SO_RCVBUF of a Unix stream socket, as a fresh socketpair
 /// reports them.
 fn default_buffer_sizes(t: Transport) -> (String, String) {
     let made: io::Result<OwnedFd> = match t {
         Transport::Unix => UnixStream::pair().map(|(a, _)| a.into()),
+        Transport::Seqpacket => seqpacket_socket(),
         Transport::Tcp => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map(OwnedFd::from),
     };
     let a = match made {
@@ -729,11 +887,20 @@ mod tests {
 
     #[test]
     fn stream_of_1000_messages() {
+        stream_of_1000::<Uds>();
+    }
+
+    #[test]
+    fn seqpacket_stream_of_1000_messages() {
+        stream_of_1000::<Seqpacket>();
+    }
+
+    fn stream_of_1000<L: Library<Stream = Connection>>() {
         let dir = TempDir::new("stream");
         let d = dir.0.as_path();
         thread::scope(|s| {
             let rx = s.spawn(|| {
-                let mut rx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
+                let mut rx = L::stream(&setup(d, 16, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
                 // The file is gone once the connection is accepted.
                 assert!(!d.join("t.sock").exists());
                 let mut buf = [0u8; 64];
@@ -746,7 +913,7 @@ mod tests {
                 assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
                 assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
             });
-            let mut tx = Uds::stream(&setup(d, 16, Shape::Stream, 0), Side::Connect).unwrap().endpoint;
+            let mut tx = L::stream(&setup(d, 16, Shape::Stream, 0), Side::Connect).unwrap().endpoint;
             let mut msg = [0u8; 16];
             for seq in 0..1000 {
                 fill(&mut msg, 0, seq);
@@ -862,6 +1029,34 @@ mod tests {
     #[test]
     fn tcp_service_4_clients_2_servers() {
         service::<Tcp>(4, 2);
+    }
+
+    #[test]
+    fn seqpacket_service_4_clients_2_servers() {
+        service::<Seqpacket>(4, 2);
+    }
+
+    #[test]
+    fn a_packet_of_another_length_is_an_error() {
+        let dir = TempDir::new("packet");
+        let d = dir.0.as_path();
+        thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let mut rx =
+                    Seqpacket::stream(&setup(d, 32, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
+                let mut buf = [0u8; 64];
+                rx.recv(&mut buf).err().unwrap().to_string()
+            });
+            let raw = connect_seqpacket(&d.join("t.sock"), TIMEOUT).unwrap();
+            // Two packets of 16 bytes: a byte stream would join them into one message of 32.
+            for _ in 0..2 {
+                // SAFETY: the buffer is valid for reads of 16 bytes.
+                assert_eq!(unsafe { libc::write(raw.as_raw_fd(), [7u8; 16].as_ptr().cast(), 16) }, 16);
+            }
+            drop(raw);
+            let err = rx.join().unwrap();
+            assert!(err.contains("a packet of 16 bytes"), "{err}");
+        });
     }
 
     #[test]

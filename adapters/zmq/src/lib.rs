@@ -63,6 +63,7 @@ impl Library for Zmq {
                 batch: Support::No("no call sends or receives several messages at once"),
             },
             requests: Requests::ToOneServer,
+            largest_message: None,
             configuration: vec![
                 ("transport", "ipc:// (Unix sockets) in the trial's directory".into()),
                 ("contexts and I/O threads", "one context per endpoint, 1 I/O thread".into()),
