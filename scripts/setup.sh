@@ -12,6 +12,8 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 [ -e /usr/include/bsd/string.h ] || need_apt+=(libbsd-dev)
 [ -e /usr/include/uuid/uuid.h ] || need_apt+=(uuid-dev)
 compgen -G "/usr/lib/llvm-*/lib/libclang.so" >/dev/null || need_apt+=(libclang-dev)
+# Boost.Interprocess is header-only: Debian's headers, compiled into a small C++ shim.
+[ -e /usr/include/boost/interprocess/ipc/message_queue.hpp ] || need_apt+=(libboost-dev)
 # A newer cmake for Aeron comes from PyPI into a virtual environment (below).
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)

@@ -14,13 +14,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
 
 /// Every library built in, in the order of the tables (each one's stream receiver has a
 /// stream/16B case, so the kill test kills one receiver per library).
-const LIBRARIES: [&str; 13] = [
+const LIBRARIES: [&str; 14] = [
     "fastipc",
     "iceoryx2",
     "aeron",
     "zmq",
     "nng",
     "ipc-channel",
+    "boost",
     "uds",
     "uds-seqpacket",
     "tcp",
@@ -306,11 +307,11 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
-    // POSIX message queues: streams, round trips and work queues.
-    for r in results.iter().filter(|r| r["library"] == "posix-mq") {
+    // Boost's message_queue and POSIX message queues: streams, round trips and work queues.
+    for r in results.iter().filter(|r| r["library"] == "posix-mq" || r["library"] == "boost") {
         let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "queue")
             && r.get("batch").is_none();
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} posix-mq", r["case"]);
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
     let last = format!("[{n}/{n}]", n = results.len());
     assert!(stderr.contains(&last), "progress is shown:\n{stderr}");
