@@ -162,9 +162,7 @@ pub fn matrix() -> Vec<Case> {
 
 fn parse(text: &str) -> Result<Vec<Case>> {
     let file: MatrixFile = toml::from_str(text).context("cases/matrix.toml")?;
-    if let Some(bad) = file.sizes.iter().find(|&&s| s < crate::message::HEADER) {
-        bail!("message size {bad} is below the {}-byte header", crate::message::HEADER);
-    }
+    check_sizes(&file.sizes)?;
     let mut cases = Vec::new();
     for entry in &file.case {
         if !entry.sizes.is_empty() || !entry.batches.is_empty() {
@@ -180,9 +178,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         if entry.batches.is_empty() || entry.batches.iter().any(|&b| b < 2) {
             bail!("a [[batch]] of pattern {} needs batches of 2 or more messages", entry.pattern);
         }
-        if let Some(bad) = entry.sizes.iter().find(|&&s| s < crate::message::HEADER) {
-            bail!("message size {bad} is below the {}-byte header", crate::message::HEADER);
-        }
+        check_sizes(&entry.sizes)?;
         let sizes = if entry.sizes.is_empty() { &file.sizes } else { &entry.sizes };
         for (prefix, shape) in shapes_of(entry)? {
             if !matches!(shape, Shape::Stream | Shape::Broadcast { lossy: false, .. }) {
@@ -197,6 +193,76 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         }
     }
     Ok(cases)
+}
+
+/// The largest message a case may ask for: the harness holds a few buffers of it per process.
+pub const LARGEST: usize = 64 << 20;
+
+fn check_sizes(sizes: &[usize]) -> Result<()> {
+    use crate::message::SMALLEST;
+    if let Some(bad) = sizes.iter().find(|&&s| !(SMALLEST..=LARGEST).contains(&s)) {
+        bail!(
+            "message size {bad}: sizes go from {SMALLEST} bytes (a message carries its sender, sequence \
+             number and a check) to {}",
+            size_label(LARGEST)
+        );
+    }
+    Ok(())
+}
+
+/// A size as a user writes it: `4096`, `4096B`, `4KiB`, `1MiB`.
+pub fn parse_size(text: &str) -> Result<usize> {
+    let t = text.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale = match unit {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        _ => bail!("size {text:?}: write bytes as 4096, 4096B, 4KiB or 1MiB"),
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| anyhow::anyhow!("size {text:?}: write bytes as 4096, 4096B, 4KiB or 1MiB"))?;
+    let size = n.checked_mul(scale).ok_or_else(|| anyhow::anyhow!("size {text:?} is too large"))?;
+    check_sizes(&[size])?;
+    Ok(size)
+}
+
+/// A size sweep's default sizes, as ipc-bench sweeps them: 8 B to 64 KiB, powers of two.
+pub fn sweep_sizes() -> Vec<usize> {
+    (3..=16).map(|p| 1usize << p).collect()
+}
+
+/// A size sweep: every stream, then every round trip, at each size.
+pub fn sweep(sizes: &[usize]) -> Result<Vec<Case>> {
+    check_sizes(sizes)?;
+    let mut cases = Vec::new();
+    for (prefix, shape) in [("stream", Shape::Stream), ("stream-rtt", Shape::RoundTrip)] {
+        for &size in sizes {
+            let case = Case { name: format!("{prefix}/{}", size_label(size)), shape, size, batch: 1 };
+            if !cases.contains(&case) {
+                cases.push(case);
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// A stream or round trip of any size, by its name (`stream/4KiB`, `stream-rtt/24B`): a size
+/// sweep's cases, and any such case a user names. Only the canonical label is a name.
+pub fn sized(name: &str) -> Option<Case> {
+    let (prefix, label) = name.rsplit_once('/')?;
+    if !matches!(prefix, "stream" | "stream-rtt") || label.contains(['*', '?']) {
+        return None;
+    }
+    let size = parse_size(label).ok()?;
+    if size_label(size) != label {
+        return None;
+    }
+    sweep(&[size]).ok()?.into_iter().find(|c| c.name == name)
 }
 
 /// An entry's variants: (name prefix, shape).
@@ -270,10 +336,20 @@ pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
     let mut chosen: Vec<Case> = Vec::new();
     for w in wanted {
         let hits: Vec<&Case> = all.iter().filter(|c| glob_match(w, &c.name)).collect();
+        if hits.is_empty()
+            && let Some(case) = sized(w)
+        {
+            if !chosen.contains(&case) {
+                chosen.push(case);
+            }
+            continue;
+        }
         if hits.is_empty() {
             let near = near_matches(w, all.iter().map(|c| c.name.as_str()));
             let hint = if near.is_empty() {
-                "`ipcbench list` shows every case".to_string()
+                "`ipcbench list` shows every case; a stream or round trip takes any size, as \
+                 stream/4KiB"
+                    .to_string()
             } else {
                 format!("did you mean {}? (`ipcbench list` shows every case)", near.join(", "))
             };
@@ -349,6 +425,30 @@ mod tests {
     }
 
     #[test]
+    fn a_sweep_names_streams_and_round_trips_of_any_size() {
+        let sizes = sweep_sizes();
+        assert_eq!((sizes[0], *sizes.last().unwrap(), sizes.len()), (8, 65536, 14));
+        let cases = sweep(&[8, 65536, 8]).unwrap();
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
+        assert_eq!(
+            sized("stream-rtt/24B").unwrap(),
+            Case { name: "stream-rtt/24B".into(), shape: Shape::RoundTrip, size: 24, batch: 1 }
+        );
+        assert_eq!(find("stream/4KiB").unwrap().size, 4096);
+        assert_eq!(find("stream/16B").unwrap(), matrix()[0]);
+        for bad in ["stream/4096B", "stream/4B", "queue/1x1/4KiB", "stream/128MiB", "stream/4kb"] {
+            assert!(sized(bad).is_none(), "{bad}");
+        }
+        assert!(select(&matrix(), &["stream/4B".into()]).is_err());
+        assert_eq!(parse_size(" 4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("24").unwrap(), 24);
+        assert!(parse_size("7").unwrap_err().to_string().contains("from 8 bytes"));
+        assert!(parse_size("4kb").unwrap_err().to_string().contains("4KiB"));
+        assert!(parse_size("1GiB").is_err());
+    }
+
+    #[test]
     fn sizes_are_labelled_in_binary_units() {
         assert_eq!(size_label(16), "16B");
         assert_eq!(size_label(1024), "1KiB");
@@ -358,7 +458,7 @@ mod tests {
 
     #[test]
     fn a_bad_matrix_is_refused() {
-        assert!(parse("sizes = [8]\n[[case]]\npattern = \"stream\"\n").is_err());
+        assert!(parse("sizes = [7]\n[[case]]\npattern = \"stream\"\n").is_err());
         assert!(parse("sizes = [16]\n[[case]]\npattern = \"gossip\"\n").is_err());
         let batch =
             |body: &str| parse(&format!("sizes = [16]\n[[case]]\npattern = \"stream\"\n[[batch]]\n{body}"));

@@ -21,6 +21,14 @@ use crate::taken::Taken;
 /// A one-way sender reads the clock once per this many messages (a power of two).
 const CLOCK_EVERY: u64 = 32;
 
+/// Messages between a sender's clock reads: `CLOCK_EVERY`, fewer for large messages (one read
+/// per 32 KiB at most), so a slow large-message sender still sees its window's edges in time. A
+/// power of two.
+fn clock_stride(size: usize) -> u64 {
+    let per = ((32 << 10) / size.max(1)).clamp(1, CLOCK_EVERY as usize);
+    1 << per.ilog2()
+}
+
 /// What the driver tells a child on its command line.
 #[derive(Clone, Debug)]
 pub struct ChildArgs {
@@ -188,7 +196,7 @@ fn wait_until(instant: u64) {
 }
 
 /// Stream sender, publisher, producer: sends until the window ends, reading the clock once per
-/// `CLOCK_EVERY` messages; the window is the span between the two clock reads that switched
+/// `clock_stride` messages; the window is the span between the two clock reads that switched
 /// phases, so its length is exact whatever the rate.
 fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
@@ -196,8 +204,9 @@ fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleR
     let mut report = RoleReport::default();
     let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
     let mut seq: u64 = 0;
+    let stride = clock_stride(size) - 1;
     wait_until(w.start);
-    while seq & (CLOCK_EVERY - 1) != 0 || phases.at(message::now_ns(), seq, &mut report) {
+    while seq & stride != 0 || phases.at(message::now_ns(), seq, &mut report) {
         message::stamp(&mut buf, seq, phases.phase);
         tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
         seq += 1;
@@ -483,4 +492,16 @@ fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn large_messages_read_the_clock_more_often() {
+        let stride = super::clock_stride;
+        assert_eq!(
+            [stride(8), stride(1024), stride(2048), stride(3000), stride(32 << 10), stride(16 << 20)],
+            [32, 32, 16, 8, 1, 1]
+        );
+    }
 }

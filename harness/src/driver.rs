@@ -172,7 +172,8 @@ impl RunContext<'_> {
             && case.size > *largest
         {
             result.status = "unsupported".into();
-            result.reason = Some(format!("messages of {} bytes: at most {largest}, {why}", case.size));
+            result.reason =
+                Some(format!("messages of {} bytes, where at most {largest} fit: {why}", case.size));
             return result;
         }
         if let (Shape::Service { servers, .. }, Requests::ToEveryServer) = (case.shape, lib.requests)

@@ -1,6 +1,6 @@
 //! ipcbench: measures inter-process communication libraries side by side, each in processes of
-//! its own. `list` shows the matrix, `run` measures it, `child` is one role process (started by
-//! the driver, never by hand).
+//! its own. `list` shows the matrix, `run` measures it, `sweep` measures streams and round trips
+//! across message sizes, `child` is one role process (started by the driver, never by hand).
 
 mod cases;
 mod child;
@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use ipcbench_api::RecvMode;
 
 #[derive(Parser)]
@@ -32,33 +32,20 @@ struct Cli {
 enum Command {
     /// Every case by name, the libraries built in, and which patterns each has.
     List,
-    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix).
+    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix). A stream or
+    /// round trip takes any size: stream/4KiB, stream-rtt/24B.
     Run {
         cases: Vec<String>,
-        /// Libraries by id, comma-separated (default: every one built in).
+        #[command(flatten)]
+        measure: Measure,
+    },
+    /// Runs a stream and a round trip at each of a list of message sizes, as ipc-bench does.
+    Sweep {
+        /// Sizes, comma-separated: 64, 4KiB, 1MiB (default: 8 B to 64 KiB, powers of two).
         #[arg(long)]
-        lib: Option<String>,
-        /// Runs per case and receive mode; the median is the figure.
-        #[arg(long, default_value = "3")]
-        runs: String,
-        /// The measured window of each run (1s, 250ms, ...).
-        #[arg(long, default_value = "1s")]
-        duration: String,
-        /// The warm-up before each measured window.
-        #[arg(long, default_value = "300ms")]
-        warmup: String,
-        /// How long set-up may wait for every role to connect.
-        #[arg(long, default_value = "10s")]
-        setup_timeout: String,
-        /// Folder for the results file.
-        #[arg(long, default_value = "results")]
-        out: PathBuf,
-        /// Leave out the cases that need more processes than this machine has cores.
-        #[arg(long)]
-        skip_oversubscribed: bool,
-        /// Show each trial and each child's pid.
-        #[arg(long, short)]
-        verbose: bool,
+        sizes: Option<String>,
+        #[command(flatten)]
+        measure: Measure,
     },
     /// One role process of a trial (the driver starts these).
     #[command(hide = true)]
@@ -86,6 +73,76 @@ enum Command {
     },
 }
 
+/// How cases are measured: the options `run` and `sweep` share.
+#[derive(Args)]
+struct Measure {
+    /// Libraries by id, comma-separated (default: every one built in).
+    #[arg(long)]
+    lib: Option<String>,
+    /// Runs per case and receive mode; the median is the figure.
+    #[arg(long, default_value = "3")]
+    runs: String,
+    /// The measured window of each run (1s, 250ms, ...).
+    #[arg(long, default_value = "1s")]
+    duration: String,
+    /// The warm-up before each measured window.
+    #[arg(long, default_value = "300ms")]
+    warmup: String,
+    /// How long set-up may wait for every role to connect.
+    #[arg(long, default_value = "10s")]
+    setup_timeout: String,
+    /// Folder for the results file.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Leave out the cases that need more processes than this machine has cores.
+    #[arg(long)]
+    skip_oversubscribed: bool,
+    /// Show each trial and each child's pid.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+impl Measure {
+    fn options(self, cases: Result<Vec<cases::Case>>) -> Result<driver::Options> {
+        let Measure { lib, runs, duration: d, warmup, setup_timeout, out, skip_oversubscribed, verbose } =
+            self;
+        let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
+        if runs == 0 {
+            bail!("--runs 0: at least one run is needed for a figure");
+        }
+        let dur = duration("duration", &d)?;
+        if dur.is_zero() {
+            bail!("--duration {d:?}: the measured window must be longer than zero");
+        }
+        Ok(driver::Options {
+            cases: cases?,
+            libraries: driver::libraries(lib.as_deref())?,
+            runs,
+            duration: dur,
+            warmup: duration("warmup", &warmup)?,
+            setup_timeout: duration("setup-timeout", &setup_timeout)?,
+            out,
+            skip_oversubscribed,
+            verbose,
+        })
+    }
+}
+
+/// `--sizes 64,4KiB`: the sweep's sizes, in the order given.
+fn sizes(text: Option<&str>) -> Result<Vec<cases::Case>> {
+    let sizes = match text {
+        None => cases::sweep_sizes(),
+        Some(t) => t
+            .split(',')
+            .map(|s| cases::parse_size(s).map_err(|e| anyhow!("--sizes: {e}")))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    if sizes.is_empty() {
+        bail!("--sizes lists no size");
+    }
+    cases::sweep(&sizes)
+}
+
 fn duration(flag: &str, text: &str) -> Result<Duration> {
     let d = humantime::parse_duration(text)
         .map_err(|e| anyhow!("--{flag} {text:?} is not a duration ({e}); write it as 1s, 300ms or 2m"))?;
@@ -103,60 +160,11 @@ fn main() -> ExitCode {
             println!("{}", table::list(&cases::matrix(), &libs, results::cores()));
             ExitCode::SUCCESS
         }
-        Command::Run {
-            cases,
-            lib,
-            runs,
-            duration: d,
-            warmup,
-            setup_timeout,
-            out,
-            skip_oversubscribed,
-            verbose,
-        } => {
-            let options = (|| -> Result<driver::Options> {
-                let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
-                if runs == 0 {
-                    bail!("--runs 0: at least one run is needed for a figure");
-                }
-                let dur = duration("duration", &d)?;
-                if dur.is_zero() {
-                    bail!("--duration {d:?}: the measured window must be longer than zero");
-                }
-                let selected = cases::select(&cases::matrix(), &cases)?;
-                Ok(driver::Options {
-                    cases: selected,
-                    libraries: driver::libraries(lib.as_deref())?,
-                    runs,
-                    duration: dur,
-                    warmup: duration("warmup", &warmup)?,
-                    setup_timeout: duration("setup-timeout", &setup_timeout)?,
-                    out,
-                    skip_oversubscribed,
-                    verbose,
-                })
-            })();
-            let options = match options {
-                Ok(o) => o,
-                Err(e) => return fail(e),
-            };
-            let stop = || driver::INTERRUPTED.store(true, Ordering::SeqCst);
-            if let Err(e) = ctrlc::set_handler(stop) {
-                return fail(anyhow!("installing the Ctrl-C handler: {e}"));
-            }
-            match driver::run(&options) {
-                Ok((driver::Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
-                Ok((driver::Outcome::Complete { failed }, path)) => {
-                    eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
-                    ExitCode::from(1)
-                }
-                Ok((driver::Outcome::Interrupted, path)) => {
-                    eprintln!("ipcbench: interrupted; the cases done are in {}", path.display());
-                    ExitCode::from(driver::EXIT_INTERRUPTED as u8)
-                }
-                Err(e) => fail(e),
-            }
+        Command::Run { cases, measure } => {
+            measure_cases(measure.options(cases::select(&cases::matrix(), &cases)))
         }
+        Command::Sweep { sizes: list, measure } => measure_cases(measure.options(sizes(list.as_deref()))),
+
         Command::Child {
             lib,
             case,
@@ -188,6 +196,30 @@ fn main() -> ExitCode {
                 Err(e) => fail(e),
             }
         }
+    }
+}
+
+/// Runs the cases of `run` or `sweep`.
+fn measure_cases(options: Result<driver::Options>) -> ExitCode {
+    let options = match options {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let stop = || driver::INTERRUPTED.store(true, Ordering::SeqCst);
+    if let Err(e) = ctrlc::set_handler(stop) {
+        return fail(anyhow!("installing the Ctrl-C handler: {e}"));
+    }
+    match driver::run(&options) {
+        Ok((driver::Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
+        Ok((driver::Outcome::Complete { failed }, path)) => {
+            eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
+            ExitCode::from(1)
+        }
+        Ok((driver::Outcome::Interrupted, path)) => {
+            eprintln!("ipcbench: interrupted; the cases done are in {}", path.display());
+            ExitCode::from(driver::EXIT_INTERRUPTED as u8)
+        }
+        Err(e) => fail(e),
     }
 }
 

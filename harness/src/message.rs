@@ -2,9 +2,13 @@
 //!
 //! Layout (little endian): bytes 0..8 the sequence number, 8..12 the sender's index, 12 the
 //! phase (warm-up or measured), and the last byte a check derived from the sequence number, so
-//! a receiver sees that the whole message, to its end, arrived.
+//! a receiver sees that the whole message, to its end, arrived. Messages of 8 to 15 bytes (the
+//! small end of a size sweep) carry the compact form: bytes 0..5 the sequence number's low 40
+//! bits (a trillion messages), 5 the sender's index, 6 the phase, and the check byte last.
 
-pub const HEADER: usize = 16;
+/// The smallest message; below `FULL`, the compact form.
+pub const SMALLEST: usize = ipcbench_api::SMALLEST_MESSAGE;
+const FULL: usize = 16;
 
 pub const WARMUP: u8 = 0;
 pub const MEASURED: u8 = 1;
@@ -14,16 +18,26 @@ fn check_byte(seq: u64) -> u8 {
     (seq as u8) ^ 0xA5
 }
 
-/// Writes the sender's index once; it stays in the sender's buffer.
+/// Writes the sender's index once; it stays in the sender's buffer. (No case has 256 senders,
+/// the most the compact form can name.)
 pub fn init(buf: &mut [u8], sender: u32) {
     buf.fill(0);
-    buf[8..12].copy_from_slice(&sender.to_le_bytes());
+    if buf.len() >= FULL {
+        buf[8..12].copy_from_slice(&sender.to_le_bytes());
+    } else {
+        buf[5] = sender as u8;
+    }
 }
 
 #[inline(always)]
 pub fn stamp(buf: &mut [u8], seq: u64, phase: u8) {
-    buf[..8].copy_from_slice(&seq.to_le_bytes());
-    buf[12] = phase;
+    if buf.len() >= FULL {
+        buf[..8].copy_from_slice(&seq.to_le_bytes());
+        buf[12] = phase;
+    } else {
+        buf[..5].copy_from_slice(&seq.to_le_bytes()[..5]);
+        buf[6] = phase;
+    }
     let last = buf.len() - 1;
     buf[last] = check_byte(seq);
 }
@@ -41,9 +55,17 @@ pub fn read(msg: &[u8], expected_len: usize) -> Result<Header, String> {
     if msg.len() != expected_len {
         return Err(format!("a message of {} bytes where {expected_len} were sent", msg.len()));
     }
-    let seq = u64::from_le_bytes(msg[..8].try_into().unwrap());
-    let sender = u32::from_le_bytes(msg[8..12].try_into().unwrap());
-    let phase = msg[12];
+    let (seq, sender, phase) = if expected_len >= FULL {
+        (
+            u64::from_le_bytes(msg[..8].try_into().unwrap()),
+            u32::from_le_bytes(msg[8..12].try_into().unwrap()),
+            msg[12],
+        )
+    } else {
+        let mut seq = [0u8; 8];
+        seq[..5].copy_from_slice(&msg[..5]);
+        (u64::from_le_bytes(seq), u32::from(msg[5]), msg[6])
+    };
     if msg[expected_len - 1] != check_byte(seq) || phase > MEASURED {
         return Err(format!("message {seq} from sender {sender} is corrupt (phase or last byte wrong)"));
     }
@@ -74,6 +96,27 @@ mod tests {
         init(&mut big, 0);
         stamp(&mut big, 7, WARMUP);
         assert_eq!(read(&big, 1024).unwrap().seq, 7);
+    }
+
+    #[test]
+    fn small_messages_carry_the_compact_form() {
+        for len in [8, 9, 15] {
+            let mut buf = vec![0u8; len];
+            init(&mut buf, 3);
+            stamp(&mut buf, 0x12_3456_789a, MEASURED);
+            assert_eq!(
+                read(&buf, len),
+                Ok(Header { seq: 0x12_3456_789a, sender: 3, phase: MEASURED }),
+                "{len}"
+            );
+            buf[len - 1] ^= 1;
+            assert!(read(&buf, len).is_err(), "a changed last byte, {len} bytes");
+        }
+        // The sequence number wraps at 40 bits.
+        let mut buf = [0u8; 8];
+        init(&mut buf, 0);
+        stamp(&mut buf, (1 << 40) + 1, WARMUP);
+        assert_eq!(read(&buf, 8).unwrap().seq, 1);
     }
 
     #[test]

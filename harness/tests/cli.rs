@@ -342,6 +342,57 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     assert!(text.contains("zmq service: REQ clients, each connected to every REP server"), "{text}");
 }
 
+#[test]
+fn a_sweep_of_two_sizes_runs_streams_and_round_trips_and_dashes_what_does_not_fit() {
+    let t = RunTest::new("sweep");
+    let libs = ["fastipc", "aeron", "zmq", "boost", "uds", "posix-mq", "shm-ring"];
+    let child = Command::new(BIN)
+        .args(["sweep", "--sizes", "8,64KiB", "--lib", &libs.join(",")])
+        .args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out", t.out()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let doc = the_json(&t.out);
+    let results = doc["results"].as_array().unwrap();
+    let mut cases: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    cases.dedup();
+    assert_eq!(cases, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
+    assert_eq!(results.len(), 4 * libs.len());
+    for r in results {
+        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        assert_eq!(r["size"], if case.ends_with("/8B") { 8 } else { 65536 }, "{case}");
+        if lib == "posix-mq" && case.ends_with("64KiB") {
+            // Above the system's msgsize_max: a dash that says so.
+            assert_eq!(r["status"], "unsupported", "{case} {lib}");
+            let reason = r["reason"].as_str().unwrap();
+            assert!(reason.contains("messages of 65536 bytes") && reason.contains("msgsize_max"), "{reason}");
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
+        for m in r["modes"].as_array().unwrap() {
+            for run in m["runs"].as_array().unwrap() {
+                let roles = run["roles"].as_array().unwrap();
+                let count = |role: &str, key: &str| {
+                    roles.iter().find(|x| x["role"] == role).unwrap()[key].as_u64().unwrap()
+                };
+                if r["pattern"] == "stream" {
+                    let sent = count("sender", "sent");
+                    assert!(sent > 0, "{case} {lib}");
+                    assert_eq!(sent, count("receiver", "received"), "{case} {lib}: every message arrived");
+                } else {
+                    assert!(count("pinger", "sent") > 0, "{case} {lib}");
+                }
+            }
+        }
+    }
+    t.nothing_left(pid);
+}
+
 fn assert_refused(args: &[&str], expect: &[&str]) {
     let out = ipcbench(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -375,6 +426,10 @@ fn bad_input_is_refused_with_a_clear_message() {
     );
     assert_refused(&["run", "--duration", "0s", "--out", o], &["longer than zero"]);
     assert_refused(&["run", "--warmup", "abc", "--out", o], &["--warmup \"abc\""]);
+    assert_refused(&["sweep", "--sizes", "4,16", "--out", o], &["--sizes", "message size 4", "from 8 bytes"]);
+    assert_refused(&["sweep", "--sizes", "4kb", "--out", o], &["--sizes", "4KiB"]);
+    assert_refused(&["sweep", "--sizes", "128MiB", "--out", o], &["to 64MiB"]);
+    assert_refused(&["run", "queue/1x1/4KiB", "--out", o], &["unknown case"]);
     assert!(!out.exists(), "refused input starts no run");
 }
 

@@ -80,7 +80,10 @@ impl Library for AeronIpc {
                 batch: Support::Yes("offer_block of pre-formatted frames; polls with a fragment limit"),
             },
             requests: Requests::ToOneServer,
-            largest_message: None,
+            largest_message: Some((
+                TERM / 8,
+                "an eighth of the term buffer (64 MiB here), Aeron's largest message".into(),
+            )),
             configuration: vec![
                 ("media driver", "embedded in the sender's process, on a thread of its own".into()),
                 ("threading mode", "AERON_THREADING_MODE_SHARED (one driver agent)".into()),
@@ -403,6 +406,9 @@ impl Drop for Sending {
 /// A subscription, polled one fragment at a time (a batch's worth in the batch cases).
 pub struct Receiving {
     subscription: AeronSubscription,
+    /// The case's message size: a message longer than the MTU's payload comes in fragments,
+    /// gathered until this many bytes are in.
+    size: usize,
     ends: Ends,
     /// Every sender has ended: the next batch receive says so.
     ended: bool,
@@ -415,7 +421,7 @@ impl Receiving {
             .async_add_subscription(CHANNEL, stream, Handlers::NONE, Handlers::NONE)
             .and_then(|a| a.poll_blocking(setup.timeout))
             .map_err(|e| anyhow!("adding a subscription on aeron:ipc stream {stream}: {e:?}"))?;
-        Ok(Receiving { subscription, ends: Ends::new(1), ended: false, _aeron: None })
+        Ok(Receiving { subscription, size: setup.size, ends: Ends::new(1), ended: false, _aeron: None })
     }
 
     /// Waits until the publication's image is there: from then on it receives from its start.
@@ -434,29 +440,37 @@ impl Receiving {
 impl Rx for Receiving {
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
-        let mut len = 0usize;
-        let fragments = self
-            .subscription
-            .poll_fn(
-                |data: &[u8], _| {
-                    len = data.len();
-                    if let Some(room) = buf.get_mut(..data.len()) {
-                        room.copy_from_slice(data);
-                    }
-                },
-                FRAGMENT_LIMIT,
-            )
-            .map_err(|e| anyhow!("poll: {e:?}"))?;
-        if fragments == 0 {
-            return Ok(Received::Empty);
+        // Bytes of the message gathered so far, and the length of a fragment with no room.
+        let (mut filled, mut over) = (0usize, 0usize);
+        loop {
+            let fragments = self
+                .subscription
+                .poll_fn(
+                    |data: &[u8], _| match buf.get_mut(filled..filled + data.len()) {
+                        Some(room) => {
+                            room.copy_from_slice(data);
+                            filled += data.len();
+                        }
+                        None => over = data.len(),
+                    },
+                    FRAGMENT_LIMIT,
+                )
+                .map_err(|e| anyhow!("poll: {e:?}"))?;
+            if over > 0 {
+                bail!("a fragment of {over} bytes after {filled} bytes of a message of {}", self.size);
+            }
+            if filled >= self.size {
+                return Ok(Received::Message(filled));
+            }
+            if filled == 0 {
+                return Ok(Received::Empty);
+            }
+            // An end marker, never fragmented, comes alone; anything else shorter than a message
+            // is its first fragments, and the rest is being written: poll on for it.
+            if fragments > 0 && end::is_marker(filled) {
+                return Ok(if self.ends.see(&buf[..filled])? { Received::Closed } else { Received::Empty });
+            }
         }
-        if len > buf.len() {
-            bail!("a message of {len} bytes arrived; messages of this case have {}", buf.len());
-        }
-        if end::is_marker(len) {
-            return Ok(if self.ends.see(&buf[..len])? { Received::Closed } else { Received::Empty });
-        }
-        Ok(Received::Message(len))
     }
 
     /// One poll with a fragment limit of the batch: each fragment (one frame of `offer_block`,

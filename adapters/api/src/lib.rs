@@ -105,6 +105,9 @@ pub enum Side {
     Connect,
 }
 
+/// The smallest message of any case: its sender, sequence number, phase and check byte fit.
+pub const SMALLEST_MESSAGE: usize = 8;
+
 /// The case an endpoint is opened for, as the adapter needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -128,7 +131,7 @@ pub struct Setup<'a> {
     pub name: &'a str,
     /// A directory of this trial's own, for files such as socket paths. The driver removes it.
     pub dir: &'a Path,
-    /// The size of every message in this case, in bytes (at least 16).
+    /// The size of every message in this case, in bytes (at least [`SMALLEST_MESSAGE`]).
     pub size: usize,
     pub shape: Shape,
     /// This role's index among the processes of the same role (subscriber 2, server 0, ...).
@@ -371,26 +374,27 @@ impl<T, R: Rx, K> Rx for Pair<T, R, K> {
 /// The end of a channel, for libraries whose close does not tell a receiver that its sender is
 /// done, or may drop what is still queued (message-queue libraries: ZeroMQ, NNG). A sender ends
 /// by sending [`marker`]s until its receivers have closed; a message shorter than any data
-/// message (at least 16 bytes) is a marker, and a receiver is done when [`Ends`] has seen one
+/// message (at least 8 bytes) is a marker, and a receiver is done when [`Ends`] has seen one
 /// from each of its senders. Every message a sender sent before its marker arrives before it:
 /// these libraries keep order per connection.
 pub mod end {
     use super::{Result, bail};
 
-    const TAG: [u8; 4] = *b"END.";
+    const TAG: [u8; 3] = *b"END";
 
-    /// The marker of sender `index`: 8 bytes, "END." and the index.
-    pub fn marker(index: usize) -> [u8; 8] {
-        let mut m = [0u8; 8];
-        m[..4].copy_from_slice(&TAG);
-        m[4..].copy_from_slice(&(index as u32).to_le_bytes());
+    /// The marker of sender `index`: 7 bytes, "END" and the index; shorter than the smallest
+    /// data message (8 bytes).
+    pub fn marker(index: usize) -> [u8; 7] {
+        let mut m = [0u8; 7];
+        m[..3].copy_from_slice(&TAG);
+        m[3..].copy_from_slice(&(index as u32).to_le_bytes());
         m
     }
 
     /// Whether a message of `len` bytes is a marker rather than data.
     #[inline(always)]
     pub fn is_marker(len: usize) -> bool {
-        len < 16
+        len < super::SMALLEST_MESSAGE
     }
 
     /// The senders a receiver has seen end.
@@ -409,7 +413,7 @@ pub mod end {
         #[cold]
         pub fn see(&mut self, message: &[u8]) -> Result<bool> {
             let index = match message {
-                [a, b, c, d, i @ ..] if [*a, *b, *c, *d] == TAG && i.len() == 4 => {
+                [a, b, c, i @ ..] if [*a, *b, *c] == TAG && i.len() == 4 => {
                     u32::from_le_bytes([i[0], i[1], i[2], i[3]]) as usize
                 }
                 _ => bail!(
@@ -438,7 +442,7 @@ pub mod end {
             assert!(!ends.see(&marker(1)).unwrap());
             assert!(!ends.see(&marker(1)).unwrap(), "a repeated marker is not a second sender");
             assert!(ends.see(&marker(0)).unwrap());
-            assert!(is_marker(marker(0).len()) && !is_marker(16));
+            assert!(is_marker(marker(0).len()) && !is_marker(8));
         }
 
         #[test]

@@ -222,8 +222,12 @@ type Open = unsafe extern "C" fn(*mut sys::nng_socket) -> c_int;
 
 impl Endpoint {
     fn new(setup: &Setup, open: Open) -> Result<Endpoint> {
-        if setup.size < 16 {
-            bail!("nng: messages of {} bytes: at least 16 are needed", setup.size);
+        if setup.size < ipcbench_api::SMALLEST_MESSAGE {
+            bail!(
+                "nng: messages of {} bytes: at least {} are needed",
+                setup.size,
+                ipcbench_api::SMALLEST_MESSAGE
+            );
         }
         static INIT: Once = Once::new();
         let mut init = 0;

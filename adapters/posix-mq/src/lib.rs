@@ -77,9 +77,7 @@ impl Library for PosixMq {
             largest_message: Some(match limit(MSGSIZE_MAX) {
                 Ok(n) => (
                     n,
-                    format!(
-                        "larger than this system's msgsize_max ({MSGSIZE_MAX}), the limit of an unprivileged queue"
-                    ),
+                    format!("the system's msgsize_max ({MSGSIZE_MAX}), the limit of an unprivileged queue"),
                 ),
                 Err(e) => (0, format!("the system's msgsize_max is unknown ({e})")),
             }),

@@ -62,7 +62,10 @@ impl Library for ShmRing {
                 batch: Support::No("the control moves one message per call"),
             },
             requests: Requests::ToOneServer,
-            largest_message: None,
+            largest_message: Some((
+                RING_BYTES / 2,
+                format!("the control's ring of {} KiB holds two slots at least", RING_BYTES >> 10),
+            )),
             configuration: vec![
                 ("ring (bytes of slots each way)", RING_BYTES.to_string()),
                 ("slots", "the ring's bytes / the case's size, rounded down to a power of two".into()),

@@ -124,7 +124,20 @@ impl Library for Tcp {
 
 /// What the socket libraries have and lack; they differ in how a connection is made and framed.
 fn info(t: Transport) -> LibraryInfo {
-    let (sndbuf, rcvbuf) = default_buffer_sizes(t);
+    let buffers = default_buffer_sizes(t);
+    let (sndbuf, rcvbuf) = match &buffers {
+        Ok((snd, rcv)) => (format!("{snd} bytes"), format!("{rcv} bytes")),
+        Err(e) => (format!("unknown ({e})"), format!("unknown ({e})")),
+    };
+    // A seqpacket packet must fit the sender's buffer, less 32 bytes the kernel keeps for itself.
+    let largest_message = match (t, &buffers) {
+        (Transport::Seqpacket, Ok((snd, _))) => Some((
+            snd.saturating_sub(32),
+            "a packet must fit the sending socket's SO_SNDBUF, less 32 bytes".to_string(),
+        )),
+        (Transport::Seqpacket, Err(e)) => Some((0, format!("the socket's SO_SNDBUF is unknown ({e})"))),
+        _ => None,
+    };
     let (id, name, stream, mut configuration) = match t {
         Transport::Unix => (
             "uds",
@@ -175,7 +188,7 @@ fn info(t: Transport) -> LibraryInfo {
             }),
         },
         requests: Requests::ToOneServer,
-        largest_message: None,
+        largest_message,
         configuration,
     }
 }
@@ -795,22 +808,16 @@ impl Tx for Server {
     }
 }
 
-/// The kernel's default SO_SNDBUF and SO_RCVBUF of a Unix stream socket, as a fresh socketpair
-/// reports them.
-fn default_buffer_sizes(t: Transport) -> (String, String) {
+/// The kernel's default SO_SNDBUF and SO_RCVBUF of the transport's socket, as a fresh one
+/// reports them, or why they are unknown.
+fn default_buffer_sizes(t: Transport) -> Result<(usize, usize), String> {
     let made: io::Result<OwnedFd> = match t {
         Transport::Unix => UnixStream::pair().map(|(a, _)| a.into()),
         Transport::Seqpacket => seqpacket_socket(),
         Transport::Tcp => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map(OwnedFd::from),
     };
-    let a = match made {
-        Ok(fd) => fd,
-        Err(e) => {
-            let s = format!("unknown (a fresh socket: {e})");
-            return (s.clone(), s);
-        }
-    };
-    let get = |opt: libc::c_int, name: &str| -> String {
+    let a = made.map_err(|e| format!("a fresh socket: {e}"))?;
+    let get = |opt: libc::c_int, name: &str| -> Result<usize, String> {
         let mut value: libc::c_int = 0;
         let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: `value` and `len` are valid for the call's duration and sized as it says.
@@ -824,12 +831,12 @@ fn default_buffer_sizes(t: Transport) -> (String, String) {
             )
         };
         if r < 0 {
-            format!("unknown (getsockopt {name}: {})", io::Error::last_os_error())
+            Err(format!("getsockopt {name}: {}", io::Error::last_os_error()))
         } else {
-            format!("{value} bytes")
+            Ok(value as usize)
         }
     };
-    (get(libc::SO_SNDBUF, "SO_SNDBUF"), get(libc::SO_RCVBUF, "SO_RCVBUF"))
+    Ok((get(libc::SO_SNDBUF, "SO_SNDBUF")?, get(libc::SO_RCVBUF, "SO_RCVBUF")?))
 }
 
 #[cfg(test)]

@@ -213,8 +213,12 @@ struct Ending {
 
 impl Endpoint {
     fn new(setup: &Setup, kind: zmq::SocketType) -> Result<Endpoint> {
-        if setup.size < 16 {
-            bail!("zmq: messages of {} bytes: at least 16 are needed", setup.size);
+        if setup.size < ipcbench_api::SMALLEST_MESSAGE {
+            bail!(
+                "zmq: messages of {} bytes: at least {} are needed",
+                setup.size,
+                ipcbench_api::SMALLEST_MESSAGE
+            );
         }
         let context = zmq::Context::new();
         context.set_io_threads(1)?;
