@@ -148,9 +148,13 @@ fn is_fastipc_redelivery(result: &Value) -> bool {
 
 /// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the JSON.
 fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Value) {
+    short(out, &[&["run"], cases].concat())
+}
+
+/// `ipcbench <args>` with short windows into `out`: the driver's pid, its output, the JSON.
+fn short(out: &Path, args: &[&str]) -> (u32, Output, Value) {
     let child = Command::new(BIN)
-        .arg("run")
-        .args(cases)
+        .args(args)
         .args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out"])
         .arg(out)
         .stdout(Stdio::piped())
@@ -346,18 +350,8 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
 fn a_sweep_of_two_sizes_runs_streams_and_round_trips_and_dashes_what_does_not_fit() {
     let t = RunTest::new("sweep");
     let libs = ["fastipc", "aeron", "zmq", "boost", "uds", "posix-mq", "shm-ring"];
-    let child = Command::new(BIN)
-        .args(["sweep", "--sizes", "8,64KiB", "--lib", &libs.join(",")])
-        .args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out", t.out()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let doc = the_json(&t.out);
+    let (pid, output, doc) = short(&t.out, &["sweep", "--sizes", "8,64KiB", "--lib", &libs.join(",")]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let results = doc["results"].as_array().unwrap();
     let mut cases: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
     cases.dedup();

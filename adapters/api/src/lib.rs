@@ -455,3 +455,131 @@ pub mod end {
         }
     }
 }
+
+/// Scenarios an adapter's own tests run against its endpoints, in threads of one process: the
+/// same checks for every library, so each adapter tests what is particular to it.
+pub mod testing {
+    use super::{Library, Opened, Received, Rx, Setup, Side, Tx};
+    use std::thread;
+
+    /// `count` messages of `setup.size` bytes (at least 8) on a stream: each arrives, in order,
+    /// then `Closed`, twice. `between` runs once both ends are open (to check what set-up left).
+    pub fn stream_in_order<L: Library>(setup: &Setup, count: u64, between: impl FnOnce()) {
+        let size = setup.size;
+        thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let mut rx = L::stream(setup, Side::Accept).unwrap().endpoint;
+                let mut buf = vec![0u8; size];
+                let mut seq = 0u64;
+                loop {
+                    match rx.recv(&mut buf).unwrap() {
+                        Received::Message(len) => {
+                            assert_eq!(len, size);
+                            assert_eq!(u64::from_le_bytes(buf[..8].try_into().unwrap()), seq, "out of order");
+                            seq += 1;
+                        }
+                        Received::Empty => {}
+                        Received::Closed => break,
+                        other => panic!("{other:?}"),
+                    }
+                }
+                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
+                seq
+            });
+            let mut tx = L::stream(setup, Side::Connect).unwrap().endpoint;
+            between();
+            let mut msg = vec![0u8; size];
+            for seq in 0..count {
+                msg[..8].copy_from_slice(&seq.to_le_bytes());
+                tx.send(&msg).unwrap();
+            }
+            assert!(tx.send(&msg[1..]).is_err(), "a message of the wrong size is refused");
+            drop(tx);
+            assert_eq!(rx.join().unwrap(), count);
+        });
+    }
+
+    /// `count` round trips on a stream, the client opening first: every reply is its request.
+    pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
+        let size = setup.size;
+        thread::scope(|s| {
+            let client = s.spawn(|| {
+                let mut c = L::stream(setup, Side::Connect).unwrap().endpoint;
+                let (mut req, mut rep) = (vec![0u8; size], vec![0u8; size]);
+                for seq in 0..count {
+                    req[..8].copy_from_slice(&seq.to_le_bytes());
+                    c.send(&req).unwrap();
+                    while c.recv(&mut rep).unwrap() == Received::Empty {}
+                    assert_eq!(rep, req, "reply {seq}");
+                }
+            });
+            let mut echo = L::stream(setup, Side::Accept).unwrap().endpoint;
+            let mut buf = vec![0u8; size];
+            let mut answered = 0;
+            loop {
+                match echo.recv(&mut buf).unwrap() {
+                    Received::Message(len) => {
+                        echo.send(&buf[..len]).unwrap();
+                        answered += 1;
+                    }
+                    Received::Empty => {}
+                    Received::Closed => break,
+                    other => panic!("{other:?}"),
+                }
+            }
+            assert_eq!(answered, count);
+            client.join().unwrap();
+        });
+    }
+
+    /// A work queue of `setup.shape`'s producers and consumers, `per` messages from each
+    /// producer: every message reaches exactly one consumer once the owner (producer 0's) is
+    /// dropped after the producers are done, as the driver's drain does.
+    pub fn queue_exactly_once<L: Library>(setup: &Setup, per: u64) {
+        let (producers, consumers) = setup.queue("test").unwrap();
+        let at = |index| Setup { index, ..*setup };
+        let size = setup.size;
+        thread::scope(|s| {
+            let Opened { endpoint: mut first, owner } = L::producer(&at(0)).unwrap();
+            let takers: Vec<_> = (0..consumers)
+                .map(|i| {
+                    s.spawn(move || {
+                        let mut rx = L::consumer(&at(i)).unwrap().endpoint;
+                        let mut buf = vec![0u8; size];
+                        let mut got = Vec::new();
+                        loop {
+                            match rx.recv(&mut buf).unwrap() {
+                                Received::Message(_) => {
+                                    got.push(u64::from_le_bytes(buf[..8].try_into().unwrap()))
+                                }
+                                Received::Empty => {}
+                                Received::Closed => break,
+                                other => panic!("{other:?}"),
+                            }
+                        }
+                        got
+                    })
+                })
+                .collect();
+            let send = |tx: &mut L::Producer, p: u64| {
+                let mut msg = vec![0u8; size];
+                for seq in 0..per {
+                    msg[..8].copy_from_slice(&(p * per + seq).to_le_bytes());
+                    tx.send(&msg).unwrap();
+                }
+            };
+            let others: Vec<_> = (1..producers)
+                .map(|p| s.spawn(move || send(&mut L::producer(&at(p)).unwrap().endpoint, p as u64)))
+                .collect();
+            send(&mut first, 0);
+            drop(first);
+            for p in others {
+                p.join().unwrap();
+            }
+            drop(owner);
+            let mut all: Vec<u64> = takers.into_iter().flat_map(|c| c.join().unwrap()).collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..producers as u64 * per).collect::<Vec<_>>(), "every message exactly once");
+        });
+    }
+}

@@ -387,8 +387,8 @@ impl Rx for Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::testing;
     use std::path::Path;
-    use std::thread;
 
     fn setup<'a>(name: &'a str, size: usize, shape: Shape, mode: RecvMode) -> Setup<'a> {
         Setup {
@@ -416,39 +416,8 @@ mod tests {
 
     fn stream(mode: RecvMode) {
         let name = format!("ipcbench-boost-test-{}-{mode}", std::process::id());
-        let n = &name;
-        thread::scope(|s| {
-            let rx = s.spawn(move || {
-                let mut rx =
-                    Boost::stream(&setup(n, 64, Shape::Stream, mode), Side::Accept).unwrap().endpoint;
-                let mut buf = [0u8; 64];
-                let mut count = 0u64;
-                loop {
-                    match rx.recv(&mut buf).unwrap() {
-                        Received::Message(len) => {
-                            assert_eq!(len, 64);
-                            assert_eq!(u64::from_le_bytes(buf[..8].try_into().unwrap()), count);
-                            count += 1;
-                        }
-                        Received::Empty => assert_eq!(mode, RecvMode::Polling),
-                        Received::Closed => break,
-                        other => panic!("{other:?}"),
-                    }
-                }
-                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
-                count
-            });
-            let mut tx = Boost::stream(&setup(n, 64, Shape::Stream, mode), Side::Connect).unwrap().endpoint;
-            assert!(!shm(&format!("{n}-boost-forth")), "the name outlived the set-up");
-            let mut msg = [0u8; 64];
-            for seq in 0..5000u64 {
-                msg[..8].copy_from_slice(&seq.to_le_bytes());
-                tx.send(&msg).unwrap();
-            }
-            assert!(tx.send(&[0u8; 63]).is_err());
-            drop(tx);
-            assert_eq!(rx.join().unwrap(), 5000);
-        });
+        let gone = || assert!(!shm(&format!("{name}-boost-forth")), "the name outlived the set-up");
+        testing::stream_in_order::<Boost>(&setup(&name, 64, Shape::Stream, mode), 5000, gone);
     }
 
     #[test]
@@ -464,77 +433,15 @@ mod tests {
     #[test]
     fn round_trip_over_two_queues() {
         let name = format!("ipcbench-boost-test-{}-rtt", std::process::id());
-        let n = &name;
-        let st = setup(n, 1024, Shape::RoundTrip, RecvMode::Waiting);
-        thread::scope(|s| {
-            let client = s.spawn(move || {
-                let mut c = Boost::stream(&st, Side::Connect).unwrap().endpoint;
-                let mut req = vec![0u8; 1024];
-                let mut rep = vec![0u8; 1024];
-                for seq in 0..300u64 {
-                    req[..8].copy_from_slice(&seq.to_le_bytes());
-                    c.send(&req).unwrap();
-                    assert_eq!(c.recv(&mut rep).unwrap(), Received::Message(1024));
-                    assert_eq!(rep, req);
-                }
-            });
-            let mut echo = Boost::stream(&st, Side::Accept).unwrap().endpoint;
-            let mut buf = vec![0u8; 1024];
-            let mut count = 0;
-            while let Received::Message(len) = echo.recv(&mut buf).unwrap() {
-                echo.send(&buf[..len]).unwrap();
-                count += 1;
-            }
-            assert_eq!(count, 300);
-            client.join().unwrap();
-        });
+        testing::round_trips::<Boost>(&setup(&name, 1024, Shape::RoundTrip, RecvMode::Waiting), 300);
         assert!(!shm(&format!("{name}-boost-back")));
     }
 
     #[test]
     fn a_work_queue_4x4_hands_each_message_to_one_consumer() {
         let name = format!("ipcbench-boost-test-{}-queue", std::process::id());
-        let n = &name;
         let shape = Shape::Queue { producers: 4, consumers: 4 };
-        let per = 2000u64;
-        thread::scope(|s| {
-            let st = |index| Setup { index, ..setup(n, 16, shape, RecvMode::Waiting) };
-            let Opened { endpoint: mut first, owner } = Boost::producer(&st(0)).unwrap();
-            let consumers: Vec<_> = (0..4)
-                .map(|i| {
-                    s.spawn(move || {
-                        let mut rx = Boost::consumer(&st(i)).unwrap().endpoint;
-                        let mut buf = [0u8; 16];
-                        let mut got = Vec::new();
-                        while let Received::Message(_) = rx.recv(&mut buf).unwrap() {
-                            got.push(u64::from_le_bytes(buf[..8].try_into().unwrap()));
-                        }
-                        got
-                    })
-                })
-                .collect();
-            let producers: Vec<_> = (1..4u64)
-                .map(|p| {
-                    s.spawn(move || {
-                        let mut tx = Boost::producer(&st(p as usize)).unwrap().endpoint;
-                        for seq in 0..per {
-                            tx.send(&[(p * per + seq).to_le_bytes(), [0; 8]].concat()).unwrap();
-                        }
-                    })
-                })
-                .collect();
-            for seq in 0..per {
-                first.send(&[seq.to_le_bytes(), [0; 8]].concat()).unwrap();
-            }
-            drop(first);
-            for p in producers {
-                p.join().unwrap();
-            }
-            drop(owner);
-            let mut all: Vec<u64> = consumers.into_iter().flat_map(|c| c.join().unwrap()).collect();
-            all.sort_unstable();
-            assert_eq!(all, (0..4 * per).collect::<Vec<_>>(), "every message exactly once");
-        });
+        testing::queue_exactly_once::<Boost>(&setup(&name, 16, shape, RecvMode::Polling), 2000);
         assert!(!shm(&format!("{name}-boost-queue")));
     }
 

@@ -389,8 +389,8 @@ impl Rx for Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::testing;
     use std::path::Path;
-    use std::thread;
 
     fn setup<'a>(name: &'a str, size: usize, shape: Shape) -> Setup<'a> {
         Setup {
@@ -428,112 +428,24 @@ mod tests {
     #[test]
     fn a_stream_ends_after_its_last_message_and_leaves_no_queue() {
         let name = format!("ipcbench-mq-test-{}-stream", std::process::id());
-        let n = &name;
-        thread::scope(|s| {
-            let rx = s.spawn(move || {
-                let mut rx = PosixMq::stream(&setup(n, 64, Shape::Stream), Side::Accept).unwrap().endpoint;
-                let mut buf = [0u8; 64];
-                let mut count = 0u64;
-                while let Received::Message(len) = rx.recv(&mut buf).unwrap() {
-                    assert_eq!(len, 64);
-                    assert_eq!(u64::from_le_bytes(buf[..8].try_into().unwrap()), count);
-                    count += 1;
-                }
-                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
-                count
-            });
-            let mut tx = PosixMq::stream(&setup(n, 64, Shape::Stream), Side::Connect).unwrap().endpoint;
-            assert!(!exists(&format!("/{n}.forth")), "the name outlived the set-up");
-            let mut msg = [0u8; 64];
-            for seq in 0..1000u64 {
-                msg[..8].copy_from_slice(&seq.to_le_bytes());
-                tx.send(&msg).unwrap();
-            }
-            assert!(tx.send(&[0u8; 63]).is_err());
-            drop(tx);
-            assert_eq!(rx.join().unwrap(), 1000);
-        });
+        let gone = || assert!(!exists(&format!("/{name}.forth")), "the name outlived the set-up");
+        testing::stream_in_order::<PosixMq>(&setup(&name, 64, Shape::Stream), 1000, gone);
     }
 
     #[test]
     fn round_trip_over_two_queues() {
         let name = format!("ipcbench-mq-test-{}-rtt", std::process::id());
-        let n = &name;
-        thread::scope(|s| {
-            // The client first: it waits for the queues.
-            let client = s.spawn(move || {
-                let mut c =
-                    PosixMq::stream(&setup(n, 1024, Shape::RoundTrip), Side::Connect).unwrap().endpoint;
-                let mut req = vec![0u8; 1024];
-                let mut rep = vec![0u8; 1024];
-                for seq in 0..200u64 {
-                    req[..8].copy_from_slice(&seq.to_le_bytes());
-                    c.send(&req).unwrap();
-                    assert_eq!(c.recv(&mut rep).unwrap(), Received::Message(1024));
-                    assert_eq!(rep, req);
-                }
-            });
-            let mut echo = PosixMq::stream(&setup(n, 1024, Shape::RoundTrip), Side::Accept).unwrap().endpoint;
-            let mut buf = vec![0u8; 1024];
-            let mut count = 0;
-            while let Received::Message(len) = echo.recv(&mut buf).unwrap() {
-                echo.send(&buf[..len]).unwrap();
-                count += 1;
-            }
-            assert_eq!(count, 200);
-            client.join().unwrap();
-        });
+        testing::round_trips::<PosixMq>(&setup(&name, 1024, Shape::RoundTrip), 200);
         assert!(!exists(&format!("/{name}.back")));
     }
 
     #[test]
     fn a_work_queue_4x2_hands_each_message_to_one_consumer() {
         let name = format!("ipcbench-mq-test-{}-queue", std::process::id());
-        let n = &name;
-        let shape = Shape::Queue { producers: 4, consumers: 2 };
-        let per = 500u64;
-        thread::scope(|s| {
-            let Opened { endpoint: mut first, owner } =
-                PosixMq::producer(&Setup { index: 0, ..setup(n, 16, shape) }).unwrap();
-            let consumers: Vec<_> = (0..2)
-                .map(|i| {
-                    s.spawn(move || {
-                        let mut rx =
-                            PosixMq::consumer(&Setup { index: i, ..setup(n, 16, shape) }).unwrap().endpoint;
-                        let mut buf = [0u8; 16];
-                        let mut got = Vec::new();
-                        while let Received::Message(_) = rx.recv(&mut buf).unwrap() {
-                            got.push(u64::from_le_bytes(buf[..8].try_into().unwrap()));
-                        }
-                        got
-                    })
-                })
-                .collect();
-            let producers: Vec<_> = (1..4u64)
-                .map(|p| {
-                    s.spawn(move || {
-                        let mut tx = PosixMq::producer(&Setup { index: p as usize, ..setup(n, 16, shape) })
-                            .unwrap()
-                            .endpoint;
-                        for seq in 0..per {
-                            tx.send(&[(p * per + seq).to_le_bytes(), [0; 8]].concat()).unwrap();
-                        }
-                    })
-                })
-                .collect();
-            for seq in 0..per {
-                first.send(&[seq.to_le_bytes(), [0; 8]].concat()).unwrap();
-            }
-            drop(first);
-            for p in producers {
-                p.join().unwrap();
-            }
-            // The drain: the owner ends the queue for both consumers.
-            drop(owner);
-            let mut all: Vec<u64> = consumers.into_iter().flat_map(|c| c.join().unwrap()).collect();
-            all.sort_unstable();
-            assert_eq!(all, (0..4 * per).collect::<Vec<_>>(), "every message exactly once");
-        });
+        testing::queue_exactly_once::<PosixMq>(
+            &setup(&name, 16, Shape::Queue { producers: 4, consumers: 2 }),
+            500,
+        );
         assert!(!exists(&format!("/{name}.queue")));
     }
 

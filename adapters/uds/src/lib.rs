@@ -33,94 +33,57 @@ use ipcbench_api::{
     Support, Tx, Unsupported,
 };
 
-/// Unix domain sockets, `SOCK_STREAM`.
-pub struct Uds;
+/// One library per transport; everything but the transport is shared.
+macro_rules! socket_library {
+    ($(#[$doc:meta])* $name:ident, $t:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl Library for $name {
+            type Stream = Connection;
+            type Publisher = Unsupported;
+            type Subscriber = Unsupported;
+            type Producer = Unsupported;
+            type Consumer = Unsupported;
+            type Client = Connection;
+            type Server = Server;
+
+            fn info() -> LibraryInfo {
+                info($t)
+            }
+
+            fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
+                open_stream($t, setup, side)
+            }
+
+            fn client(setup: &Setup) -> Result<Opened<Connection>> {
+                open_client($t, setup)
+            }
+
+            fn server(setup: &Setup) -> Result<Opened<Server>> {
+                open_server($t, setup)
+            }
+        }
+    };
+}
+
+socket_library!(
+    /// Unix domain sockets, `SOCK_STREAM`.
+    Uds,
+    Transport::Unix
+);
+socket_library!(
+    /// Unix domain sockets, `SOCK_SEQPACKET`: connected, and each message one packet.
+    Seqpacket,
+    Transport::Seqpacket
+);
+socket_library!(
+    /// TCP over loopback, `TCP_NODELAY` on every connection.
+    Tcp,
+    Transport::Tcp
+);
 
 const FRAMING: &str = "fixed-size messages of the case's size, no length prefix";
-
-impl Library for Uds {
-    type Stream = Connection;
-    type Publisher = Unsupported;
-    type Subscriber = Unsupported;
-    type Producer = Unsupported;
-    type Consumer = Unsupported;
-    type Client = Connection;
-    type Server = Server;
-
-    fn info() -> LibraryInfo {
-        info(Transport::Unix)
-    }
-
-    fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
-        open_stream(Transport::Unix, setup, side)
-    }
-
-    fn client(setup: &Setup) -> Result<Opened<Connection>> {
-        open_client(Transport::Unix, setup)
-    }
-
-    fn server(setup: &Setup) -> Result<Opened<Server>> {
-        open_server(Transport::Unix, setup)
-    }
-}
-
-/// Unix domain sockets, `SOCK_SEQPACKET`: connected, and each message one packet.
-pub struct Seqpacket;
-
-impl Library for Seqpacket {
-    type Stream = Connection;
-    type Publisher = Unsupported;
-    type Subscriber = Unsupported;
-    type Producer = Unsupported;
-    type Consumer = Unsupported;
-    type Client = Connection;
-    type Server = Server;
-
-    fn info() -> LibraryInfo {
-        info(Transport::Seqpacket)
-    }
-
-    fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
-        open_stream(Transport::Seqpacket, setup, side)
-    }
-
-    fn client(setup: &Setup) -> Result<Opened<Connection>> {
-        open_client(Transport::Seqpacket, setup)
-    }
-
-    fn server(setup: &Setup) -> Result<Opened<Server>> {
-        open_server(Transport::Seqpacket, setup)
-    }
-}
-
-/// TCP over loopback, `TCP_NODELAY` on every connection.
-pub struct Tcp;
-
-impl Library for Tcp {
-    type Stream = Connection;
-    type Publisher = Unsupported;
-    type Subscriber = Unsupported;
-    type Producer = Unsupported;
-    type Consumer = Unsupported;
-    type Client = Connection;
-    type Server = Server;
-
-    fn info() -> LibraryInfo {
-        info(Transport::Tcp)
-    }
-
-    fn stream(setup: &Setup, side: Side) -> Result<Opened<Connection>> {
-        open_stream(Transport::Tcp, setup, side)
-    }
-
-    fn client(setup: &Setup) -> Result<Opened<Connection>> {
-        open_client(Transport::Tcp, setup)
-    }
-
-    fn server(setup: &Setup) -> Result<Opened<Server>> {
-        open_server(Transport::Tcp, setup)
-    }
-}
 
 /// What the socket libraries have and lack; they differ in how a connection is made and framed.
 fn info(t: Transport) -> LibraryInfo {
