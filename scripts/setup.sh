@@ -14,6 +14,8 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 compgen -G "/usr/lib/llvm-*/lib/libclang.so" >/dev/null || need_apt+=(libclang-dev)
 # Boost.Interprocess is header-only: Debian's headers, compiled into a small C++ shim.
 [ -e /usr/include/boost/interprocess/ipc/message_queue.hpp ] || need_apt+=(libboost-dev)
+# The report's PNG charts carry DejaVu Sans, compiled in from here.
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 # A newer cmake for Aeron comes from PyPI into a virtual environment (below).
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)

@@ -14,8 +14,8 @@ use hdrhistogram::Histogram;
 use ipcbench_api::{Batch, Library, Opened, Received, RecvMode, Rx, Setup, Side, Tx};
 
 use crate::cases::{self, Role};
+use crate::figures::RoleReport;
 use crate::message::{self, Header, MEASURED, WARMUP};
-use crate::report::RoleReport;
 use crate::taken::Taken;
 
 /// A one-way sender reads the clock once per this many messages (a power of two).

@@ -17,7 +17,7 @@ use ipcbench_api::{LibraryInfo, RecvMode, Requests, Shape};
 
 use crate::cases::{Case, Role};
 use crate::child::ChildArgs;
-use crate::report::{self, Figures, RoleReport};
+use crate::figures::{self, Figures, RoleReport};
 use crate::results::{self, CaseResult, Document, LibraryRecord, ModeResult, RunRecord, Settings};
 use crate::{message, registry, table};
 
@@ -215,7 +215,7 @@ impl RunContext<'_> {
                 }
             }
             let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
-            mode_result.median = report::median(&figures);
+            mode_result.median = figures::median(&figures);
             result.modes.push(mode_result);
             if result.status != "ok" {
                 break 'modes;
@@ -529,7 +529,7 @@ impl Trial<'_> {
             }
         }
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
-        let figures = report::figures(self.case, &roles, self.requests)
+        let figures = figures::figures(self.case, &roles, self.requests)
             .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
         let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
         Ok(RunRecord { figures, roles })

@@ -5,6 +5,7 @@
 mod cases;
 mod child;
 mod driver;
+mod figures;
 mod message;
 mod registry;
 mod report;
@@ -46,6 +47,16 @@ enum Command {
         sizes: Option<String>,
         #[command(flatten)]
         measure: Measure,
+    },
+    /// Rebuilds the tables, charts, CSV and HTML page from saved results files (runs nothing).
+    /// Several files (several machines) merge into one report, a column per machine.
+    Report {
+        /// Results files written by `ipcbench run` or `sweep`.
+        files: Vec<PathBuf>,
+        /// Folder for the report (default: beside the one file, named after it; or
+        /// `report` beside the first of several).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// One role process of a trial (the driver starts these).
     #[command(hide = true)]
@@ -164,6 +175,10 @@ fn main() -> ExitCode {
             measure_cases(measure.options(cases::select(&cases::matrix(), &cases)))
         }
         Command::Sweep { sizes: list, measure } => measure_cases(measure.options(sizes(list.as_deref()))),
+        Command::Report { files, out } => match report_of(&files, out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
+        },
 
         Command::Child {
             lib,
@@ -209,7 +224,14 @@ fn measure_cases(options: Result<driver::Options>) -> ExitCode {
     if let Err(e) = ctrlc::set_handler(stop) {
         return fail(anyhow!("installing the Ctrl-C handler: {e}"));
     }
-    match driver::run(&options) {
+    let outcome = driver::run(&options);
+    // The report, whatever the outcome: a failed or interrupted run's cases are worth seeing.
+    if let Ok((_, path)) = &outcome
+        && let Err(e) = report_of(std::slice::from_ref(path), None)
+    {
+        eprintln!("ipcbench: the report of {} could not be built: {e:#}", path.display());
+    }
+    match outcome {
         Ok((driver::Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
         Ok((driver::Outcome::Complete { failed }, path)) => {
             eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
@@ -221,6 +243,15 @@ fn measure_cases(options: Result<driver::Options>) -> ExitCode {
         }
         Err(e) => fail(e),
     }
+}
+
+/// `ipcbench report`, and the end of every run: every artefact, from the JSON alone.
+fn report_of(files: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
+    let sources = report::load(files)?;
+    let out = out.unwrap_or_else(|| report::default_out(files));
+    let written = report::build(&sources, &out)?;
+    eprintln!("ipcbench: the report ({} files) is in {}", written.len(), out.display());
+    Ok(())
 }
 
 fn fail(e: anyhow::Error) -> ExitCode {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use ipcbench_api::{LibraryInfo, Support};
 use serde::{Deserialize, Serialize};
 
-use crate::report::{Figures, RoleReport};
+use crate::figures::{Figures, RoleReport};
 
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -4,7 +4,7 @@
 use ipcbench_api::LibraryInfo;
 
 use crate::cases::Case;
-use crate::report::Figures;
+use crate::figures::Figures;
 use crate::results::{CaseResult, Document};
 
 pub fn rate(r: f64) -> String {

@@ -1,0 +1,278 @@
+//! A chart per pattern, SVG and PNG (plotters): every library's bars side by side per case, on
+//! a log axis when the values span more than 30 times; a lossy broadcast's share lost and a
+//! service's p50 round trip in a panel of their own under the rates.
+
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+use super::View;
+use crate::results::CaseResult;
+
+/// DejaVu Sans, compiled in: PNGs need a font, and the machine's own are not looked up.
+static FONT: &[u8] = include_bytes!("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
+const SANS: &str = "sans-serif";
+
+/// A chart written as `<name>.svg` and `<name>.png`.
+pub struct Chart {
+    pub name: String,
+    pub title: String,
+}
+
+/// One panel: a value per (case, series).
+struct Panel {
+    unit: &'static str,
+    /// values[case][series]
+    values: Vec<Vec<Option<f64>>>,
+}
+
+struct Spec {
+    title: String,
+    cases: Vec<String>,
+    series: Vec<String>,
+    /// Each series' colour: its library's place in the report, the same in every chart.
+    colors: Vec<RGBColor>,
+    panels: Vec<Panel>,
+}
+
+const COLORS: [RGBColor; 16] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(57, 59, 121),
+    RGBColor(173, 73, 74),
+    RGBColor(99, 121, 57),
+    RGBColor(30, 30, 30),
+    RGBColor(140, 162, 82),
+    RGBColor(107, 110, 207),
+];
+
+fn groups(view: &View) -> Vec<(&'static str, &'static str, Vec<String>)> {
+    let all = [
+        ("stream", "Streams: messages per second one way"),
+        ("stream-rtt", "Round trips: p50 (lower is better)"),
+        ("broadcast", "Broadcasts: the slowest subscriber's messages per second"),
+        ("queue", "Work queues: every consumer's messages per second together"),
+        ("service", "Services: every client's calls per second together"),
+        ("batch", "Batch calls: messages per second"),
+    ];
+    let family = |case: &str| {
+        let r = view.sources.iter().flat_map(|s| s.doc.results.iter()).find(|r| r.case == case);
+        r.map(|r| if r.batch.is_some() { "batch".to_string() } else { r.pattern.clone() })
+    };
+    all.into_iter()
+        .map(|(name, title)| {
+            let cases = view.cases.iter().filter(|c| family(c).as_deref() == Some(name)).cloned().collect();
+            (name, title, cases)
+        })
+        .filter(|(_, _, cases): &(_, _, Vec<String>)| !cases.is_empty())
+        .collect()
+}
+
+fn spec(view: &View, name: &str, title: &str, cases: Vec<String>) -> Option<Spec> {
+    fn ok(r: Option<&CaseResult>) -> Option<&CaseResult> {
+        r.filter(|r| r.status == "ok" && r.median.is_some())
+    }
+    // Only the columns with a figure in this chart.
+    let columns: Vec<&(String, usize)> = view
+        .columns
+        .iter()
+        .filter(|(lib, s)| cases.iter().any(|c| ok(view.result(c, lib, *s)).is_some()))
+        .collect();
+    if columns.is_empty() {
+        return None;
+    }
+    let table = |f: &dyn Fn(&CaseResult) -> Option<f64>| -> Vec<Vec<Option<f64>>> {
+        cases
+            .iter()
+            .map(|c| columns.iter().map(|(lib, s)| ok(view.result(c, lib, *s)).and_then(f)).collect())
+            .collect()
+    };
+    let rate = |r: &CaseResult| r.median.map(|f| f.msgs_per_s / 1e6);
+    let p50 = |r: &CaseResult| r.median.and_then(|f| f.p50_ns).map(|ns| ns / 1e3);
+    let lost = |r: &CaseResult| r.median.and_then(|f| f.lost_share).map(|x| x * 100.0);
+    let mut panels = Vec::new();
+    if name == "stream-rtt" {
+        panels.push(Panel { unit: "p50 round trip (µs)", values: table(&p50) });
+    } else {
+        panels.push(Panel { unit: "M msg/s", values: table(&rate) });
+    }
+    if name == "broadcast" {
+        let l = table(&lost);
+        if l.iter().flatten().any(Option::is_some) {
+            panels.push(Panel { unit: "lossy: share lost (%)", values: l });
+        }
+    }
+    if name == "service" {
+        panels.push(Panel { unit: "p50 call (µs)", values: table(&p50) });
+    }
+    let prefix = format!("{name}/");
+    let short =
+        |c: &String| c.strip_prefix(&prefix).or_else(|| c.strip_prefix("batch/")).unwrap_or(c).to_string();
+    Some(Spec {
+        title: title.to_string(),
+        cases: cases.iter().map(short).collect(),
+        series: columns.iter().map(|c| view.column_label(c)).collect(),
+        colors: columns
+            .iter()
+            .map(|(lib, source)| {
+                let base = COLORS[view.libraries.iter().position(|l| l == lib).unwrap_or(0) % COLORS.len()];
+                // A second machine's bars are the same colour, lighter.
+                let mix = |c: u8| (c as f64 + (255.0 - c as f64) * (*source as f64 * 0.45).min(0.8)) as u8;
+                RGBColor(mix(base.0), mix(base.1), mix(base.2))
+            })
+            .collect(),
+        panels,
+    })
+}
+
+pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // The font is a fixed file: a failure here is a build defect, and text would be missing.
+        if plotters::style::register_font(SANS, FontStyle::Normal, FONT).is_err() {
+            eprintln!("ipcbench report: the compiled-in font was refused; PNG charts will have no text");
+        }
+    });
+    let mut charts = Vec::new();
+    for (name, title, cases) in groups(view) {
+        let Some(spec) = spec(view, name, title, cases) else { continue };
+        let (w, h) = size(&spec);
+        let svg = dir.join(format!("{name}.svg"));
+        let png = dir.join(format!("{name}.png"));
+        draw(SVGBackend::new(&svg, (w, h)).into_drawing_area(), &spec)
+            .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
+        draw(BitMapBackend::new(&png, (w, h)).into_drawing_area(), &spec)
+            .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+        charts.push(Chart { name: name.to_string(), title: spec.title });
+    }
+    Ok(charts)
+}
+
+const PANEL_H: u32 = 380;
+const LEGEND_ROW: u32 = 22;
+
+fn legend_rows(spec: &Spec, width: u32) -> Vec<Vec<usize>> {
+    let mut rows = vec![Vec::new()];
+    let mut x = 0;
+    for (i, s) in spec.series.iter().enumerate() {
+        let w = item_width(s);
+        if x + w > width.saturating_sub(40) && !rows.last().unwrap().is_empty() {
+            rows.push(Vec::new());
+            x = 0;
+        }
+        rows.last_mut().unwrap().push(i);
+        x += w;
+    }
+    rows
+}
+
+fn item_width(label: &str) -> u32 {
+    28 + 8 * label.chars().count() as u32
+}
+
+fn size(spec: &Spec) -> (u32, u32) {
+    // Wide enough for the bars and for the case's label under them.
+    let label = spec.cases.iter().map(|c| c.chars().count() as u32).max().unwrap_or(0);
+    let slot = (spec.series.len() as u32 * 14 + 24).max(label * 9 + 16).max(70);
+    let w = (110 + spec.cases.len() as u32 * slot).max(900);
+    let legend = 50 + LEGEND_ROW * legend_rows(spec, w).len() as u32;
+    (w, legend + PANEL_H * spec.panels.len() as u32)
+}
+
+type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawResult<DB::ErrorType> {
+    root.fill(&WHITE)?;
+    let (w, _) = root.dim_in_pixel();
+    let rows = legend_rows(spec, w);
+    let legend_h = 50 + LEGEND_ROW * rows.len() as u32;
+    let (top, mut rest) = root.split_vertically(legend_h);
+    top.draw(&Text::new(spec.title.clone(), (20, 12), (SANS, 22).into_font()))?;
+    for (r, row) in rows.iter().enumerate() {
+        let mut x = 20;
+        for &i in row {
+            let y = 46 + r as i32 * LEGEND_ROW as i32;
+            top.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], spec.colors[i].filled()))?;
+            top.draw(&Text::new(spec.series[i].clone(), (x + 20, y), (SANS, 15).into_font()))?;
+            x += item_width(&spec.series[i]) as i32;
+        }
+    }
+    for panel in &spec.panels {
+        let (area, below) = rest.split_vertically(PANEL_H);
+        rest = below;
+        let values: Vec<f64> =
+            panel.values.iter().flatten().flatten().copied().filter(|v| *v > 0.0).collect();
+        let lo = values.iter().copied().fold(f64::MAX, f64::min);
+        let hi = values.iter().copied().fold(0.0, f64::max).max(1e-9);
+        if !values.is_empty() && hi / lo > 30.0 {
+            let range = (lo / 2.0)..(hi * 2.0);
+            bars(&root, &area, spec, panel, range.log_scale(), lo / 2.0)?;
+        } else {
+            bars(&root, &area, spec, panel, 0.0..hi * 1.15, 0.0)?;
+        }
+    }
+    root.present()
+}
+
+/// One panel's bars: drawn in pixels from the chart's own mapping, so each case's slot holds
+/// every series side by side.
+fn bars<DB: DrawingBackend, Y>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    spec: &Spec,
+    panel: &Panel,
+    y: Y,
+    floor: f64,
+) -> DrawResult<DB::ErrorType>
+where
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let n = spec.cases.len();
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(10)
+        .x_label_area_size(36)
+        .y_label_area_size(80)
+        // An integer range's end is one of its points: n - 1 makes n segments.
+        .build_cartesian_2d((0..n.max(2) - 1).into_segmented(), y)?;
+    let cases = spec.cases.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => cases.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_desc(panel.unit)
+        .label_style((SANS, 14))
+        .axis_desc_style((SANS, 15))
+        .draw()?;
+    let series = spec.series.len() as i32;
+    for (i, row) in panel.values.iter().enumerate() {
+        let left = chart.backend_coord(&(SegmentValue::Exact(i), floor));
+        let right = chart.backend_coord(&(SegmentValue::Exact(i + 1), floor));
+        let width = ((right.0 - left.0 - 12) / series).max(2);
+        for (j, v) in row.iter().enumerate() {
+            let Some(v) = v.filter(|v| *v > 0.0) else { continue };
+            let x = left.0 + 6 + j as i32 * width;
+            let top = chart.backend_coord(&(SegmentValue::Exact(i), v)).1;
+            root.draw(&Rectangle::new([(x, top), (x + width - 1, left.1)], spec.colors[j].filled()))?;
+        }
+    }
+    Ok(())
+}

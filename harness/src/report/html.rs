@@ -1,0 +1,109 @@
+//! The report as one self-contained HTML page: no network, the CSS and the charts (SVG) inline.
+//! Hovering a cell of the case table shows its runs and its library's configuration.
+
+use anyhow::{Context, Result};
+
+use super::View;
+use super::charts::Chart;
+use super::tables::{self, Rows};
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A cell's text as HTML: `**x**` (the fastest) in bold.
+fn cell_html(text: &str) -> String {
+    match text.strip_prefix("**").and_then(|t| t.split_once("**")) {
+        Some((bold, rest)) => format!("<b>{}</b>{}", esc(bold), esc(rest)),
+        None => esc(text),
+    }
+}
+
+fn table(rows: &Rows, tips: Option<&dyn Fn(usize, usize) -> String>) -> String {
+    let (header, body) = rows;
+    let mut out = String::from("<table><thead><tr>");
+    for h in header {
+        out.push_str(&format!("<th>{}</th>", esc(h)));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for (i, row) in body.iter().enumerate() {
+        out.push_str("<tr>");
+        for (j, c) in row.iter().enumerate() {
+            let tip = tips.map(|t| t(i, j)).filter(|t| !t.is_empty());
+            match tip {
+                Some(t) => out.push_str(&format!("<td title=\"{}\">{}</td>", esc(&t), cell_html(c))),
+                None if j == 0 => out.push_str(&format!("<th>{}</th>", esc(c))),
+                None => out.push_str(&format!("<td>{}</td>", cell_html(c))),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+const STYLE: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1800px}\
+table{border-collapse:collapse;margin:12px 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}\
+thead th{background:#f0f0f0;position:sticky;top:0}td[title]{cursor:help}td[title]:hover{background:#ffeeb0}\
+.chart svg{max-width:100%;height:auto}.note{font-size:13px;color:#444}h2{margin-top:32px}";
+
+pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
+    let mut out = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ipcbench report</title><style>{STYLE}</style></head><body>"
+    );
+    out.push_str("<h1>ipcbench report</h1><p class=\"note\">Rebuilt from ");
+    let files: Vec<String> = view
+        .sources
+        .iter()
+        .map(|s| format!("<code>{}</code> ({})", esc(&s.path.display().to_string()), esc(&s.label)))
+        .collect();
+    out.push_str(&files.join(", "));
+    out.push_str(". Hover a figure for its runs and its library's configuration.</p><h2>Summary</h2><ul>");
+    for line in tables::summaries(view) {
+        out.push_str(&format!("<li>{}</li>", esc(&line)));
+    }
+    out.push_str("</ul><h2>Case by case</h2>");
+    let (rows, notes) = tables::case_rows(view);
+    let tip = |i: usize, j: usize| -> String {
+        let Some((lib, s)) = j.checked_sub(1).and_then(|k| view.columns.get(k)) else { return String::new() };
+        let Some(r) = view.result(&view.cases[i], lib, *s) else { return String::new() };
+        let mut t = format!("{} · {} · {}\n", r.case, r.library, view.sources[*s].label);
+        t.push_str(&tables::runs_text(r));
+        if let Some(reason) = &r.reason {
+            t.push_str(&format!("\n{reason}"));
+        }
+        if let Some((l, _)) = view.library(lib) {
+            t.push_str(&format!("\n\n{} {}", l.name, l.version));
+            for (k, v) in &l.configuration {
+                t.push_str(&format!("\n{k}: {v}"));
+            }
+        }
+        t
+    };
+    out.push_str(&table(&rows, Some(&tip)));
+    out.push_str(&format!("<p class=\"note\">{}</p><ol class=\"note\">", esc(tables::LEGEND)));
+    for (_, text) in notes.list() {
+        out.push_str(&format!("<li>{}</li>", esc(text)));
+    }
+    out.push_str("</ol><h2>Charts</h2>");
+    for c in charts {
+        let path = view_chart_path(view, c);
+        let svg = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        // The XML declaration may not stand inside HTML.
+        let svg = svg
+            .trim_start()
+            .strip_prefix("<?xml")
+            .map_or(svg.as_str(), |rest| rest.split_once("?>").map_or(rest, |(_, body)| body));
+        out.push_str(&format!("<div class=\"chart\" id=\"chart-{}\">{svg}</div>", esc(&c.name)));
+    }
+    out.push_str("<h2>Capabilities</h2>");
+    out.push_str(&table(&tables::capability_rows(view), None));
+    out.push_str("<h2>Machines</h2>");
+    out.push_str(&table(&tables::machine_rows(view), None));
+    out.push_str(&format!("<p class=\"note\">{}</p></body></html>\n", esc(&tables::versions(view))));
+    Ok(out)
+}
+
+fn view_chart_path(view: &View, c: &Chart) -> std::path::PathBuf {
+    view.out.join("charts").join(format!("{}.svg", c.name))
+}
