@@ -161,6 +161,8 @@ fn lead<E>(
         end: start + (args.warmup + args.duration).as_nanos() as u64,
     };
     let mut report = body(&mut endpoint, window)?;
+    // Read once the loop is done, while the endpoint is open: a library may map lazily.
+    report.shared_mapped_bytes = shared_mapped_bytes();
     // A sender's end is how its receivers learn it is done.
     drop(endpoint);
     report.role = args.role.as_str().into();
@@ -168,6 +170,23 @@ fn lead<E>(
     writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
     control.join().map_err(|_| anyhow!("the control thread panicked"))?;
     Ok(())
+}
+
+/// The bytes of this process's shared mappings, from /proc/self/maps (`s` in the permissions):
+/// POSIX shared memory, memfds and shared file mappings. Libraries and heaps are private.
+fn shared_mapped_bytes() -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let mut total = 0;
+    for line in maps.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else { continue };
+        if perms.as_bytes().get(3) != Some(&b's') {
+            continue;
+        }
+        let (start, end) = range.split_once('-')?;
+        total += u64::from_str_radix(end, 16).ok()? - u64::from_str_radix(start, 16).ok()?;
+    }
+    Some(total)
 }
 
 /// A batch case (a stream or a lossless broadcast): every call moves `setup.batch` messages.

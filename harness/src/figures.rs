@@ -37,6 +37,10 @@ pub struct RoleReport {
     /// A work queue's consumer: the file of the sequence numbers it took, per producer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taken_file: Option<String>,
+    /// Bytes of shared mappings (shared memory, memfds, shared files) the process had at the end
+    /// of its loop: what the library maps for this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_mapped_bytes: Option<u64>,
 }
 
 /// The figures of one trial (one run of one case, one library, one receive mode).

@@ -461,6 +461,17 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
     assert!(row_of(&md, "queue/1x1/16B").contains("— ["), "uds has no work queue");
     assert!(md.contains("is the fastest, or level with the fastest, in"), "the summaries");
     assert!(md.contains("fastipc is faster than uds in"), "a head-to-head:\n{md}");
+    // The shared memory each library mapped in the charted stream: FastIPC's rings, no socket's.
+    let mapped = |lib: &str| {
+        let row = md.lines().find(|l| l.starts_with(&format!("| {lib} |")) && l.ends_with(" |")).unwrap();
+        row.split(" | ").nth(1).unwrap().to_string()
+    };
+    assert!(
+        mapped("fastipc").ends_with("KiB") || mapped("fastipc").ends_with("MiB"),
+        "{}",
+        mapped("fastipc")
+    );
+    assert_eq!(mapped("uds"), "none");
     let png = std::fs::read(again.join("charts/stream-rtt.png")).unwrap();
     assert_eq!(&png[..4], b"\x89PNG");
     let html = std::fs::read_to_string(again.join("index.html")).unwrap();

@@ -98,6 +98,8 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
     }
     out.push_str("<h2>Capabilities</h2>");
     out.push_str(&table(&tables::capability_rows(view), None));
+    out.push_str("<h2>Shared memory mapped</h2><p class=\"note\">By the library's largest process in each charted case.</p>");
+    out.push_str(&table(&tables::mapped_rows(view), None));
     out.push_str("<h2>Machines</h2>");
     out.push_str(&table(&tables::machine_rows(view), None));
     out.push_str(&format!("<p class=\"note\">{}</p></body></html>\n", esc(&tables::versions(view))));

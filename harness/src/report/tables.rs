@@ -146,8 +146,56 @@ pub fn capability_rows(view: &View) -> Rows {
     (header, rows)
 }
 
+/// The charted case of each pattern, whose shared mappings the buffers table shows.
+const CHARTED: [(&str, &str); 4] = [
+    ("stream/16B", "stream"),
+    ("broadcast/lossless/4sub/16B", "broadcast to 4"),
+    ("queue/4x4/16B", "work queue 4×4"),
+    ("service/4c4s/16B", "service 4×4"),
+];
+
+/// The shared memory a library maps in a case: the largest of its processes', in its faster
+/// receive mode's first run.
+fn mapped(r: &CaseResult) -> Option<u64> {
+    let mode = r.modes.iter().find(|m| Some(&m.mode) == r.best_mode.as_ref())?;
+    mode.runs.first()?.roles.iter().filter_map(|x| x.shared_mapped_bytes).max()
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        0 => "none".into(),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n => format!("{:.0} KiB", n as f64 / 1024.0),
+    }
+}
+
+pub fn mapped_rows(view: &View) -> Rows {
+    let header = std::iter::once("library".to_string()).chain(CHARTED.map(|c| c.1.to_string())).collect();
+    let rows = view
+        .columns
+        .iter()
+        .map(|col @ (lib, s)| {
+            std::iter::once(view.column_label(col))
+                .chain(CHARTED.iter().map(|(case, _)| match view.result(case, lib, *s) {
+                    Some(r) if r.status == "ok" => mapped(r).map_or("not recorded".into(), bytes),
+                    Some(_) => "—".into(),
+                    None => String::new(),
+                }))
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
 fn buffers_table(view: &View) -> String {
-    let mut out = String::new();
+    let (h, rows) = mapped_rows(view);
+    let mut out = String::from(
+        "Shared memory mapped by the library's largest process in each charted case (every shared \
+         mapping in /proc/self/maps at the end of its loop; sockets and pipes keep their buffers in \
+         the kernel, so none):\n\n",
+    );
+    out.push_str(&render(&h, &rows));
+    out.push_str("\nEach library's buffers, rings and settings, as the run recorded them:\n\n");
     for id in &view.libraries {
         let Some((lib, _)) = view.library(id) else { continue };
         out.push_str(&format!("**{id}** (receive modes: {})  \n", lib.receive_modes.join(", ")));
@@ -313,7 +361,7 @@ pub fn markdown(view: &View, charts: &[Chart]) -> String {
     out.push_str("## Capabilities\n\nWhich patterns each library has, and how its messages travel.\n\n");
     let (h, rows) = capability_rows(view);
     out.push_str(&render(&h, &rows));
-    out.push_str("\n## Buffers and configuration\n\nEach library's buffers, rings and settings, as the run recorded them.\n\n");
+    out.push_str("\n## Buffers and configuration\n\n");
     out.push_str(&buffers_table(view));
     out.push_str("## Machines\n\n");
     let (h, rows) = machine_rows(view);
