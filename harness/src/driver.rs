@@ -304,12 +304,10 @@ impl Drop for Children {
 }
 
 /// Removes the trial's objects in /dev/shm: those named `<name>` or `<name>` and one of `_.-`
-/// and more (files and directories), and its POSIX message queues. A killed child leaves its shared memory there, iceoryx2
+/// and more (files and directories); what only its library can find, the library removes. A killed child leaves its shared memory there, iceoryx2
 /// keeps one segment on purpose, and Aeron's media driver has its directory there; nothing a
 /// trial made outlives it.
 fn remove_shared_memory(name: &str) {
-    // POSIX message queues can't be listed where /dev/mqueue is not mounted: by name.
-    ipcbench_posix_mq::remove(name);
     let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
     for entry in entries.flatten() {
         let file = entry.file_name();
@@ -347,6 +345,7 @@ impl Trial<'_> {
         // Every child is gone now: what they left goes too.
         let _ = std::fs::remove_dir_all(&trial_dir);
         remove_shared_memory(&self.name());
+        registry::remove_leftovers(self.library, &self.name());
         outcome
     }
 

@@ -1,5 +1,5 @@
 //! The libraries built in: the one place that names each adapter. Adding a library is a crate
-//! under adapters/, its id in `IDS` and an arm in each of the two matches below (and its
+//! under adapters/, its id in `IDS` and an arm in each of the three matches below (and its
 //! dependency line in harness/Cargo.toml).
 
 use anyhow::{Result, bail};
@@ -66,6 +66,28 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
         "posix-mq" => child::run::<ipcbench_posix_mq::PosixMq>(args),
         "shm-ring" => child::run::<ipcbench_shm_ring::ShmRing>(args),
         other => bail!("{}", unknown(other)),
+    }
+}
+
+/// After every trial: what only the library can find of it (its `remove_leftovers`).
+pub fn remove_leftovers(id: &str, trial: &str) {
+    use ipcbench_api::Library;
+    match id {
+        "fastipc" => ipcbench_fastipc::FastIpc::remove_leftovers(trial),
+        "iceoryx2" => ipcbench_iceoryx2::Iceoryx2::remove_leftovers(trial),
+        "aeron" => ipcbench_aeron::AeronIpc::remove_leftovers(trial),
+        "zmq" => ipcbench_zmq::Zmq::remove_leftovers(trial),
+        "nng" => ipcbench_nng::Nng::remove_leftovers(trial),
+        "ipc-channel" => ipcbench_ipc_channel::IpcChannel::remove_leftovers(trial),
+        "boost" => ipcbench_boost::Boost::remove_leftovers(trial),
+        "uds" => ipcbench_uds::Uds::remove_leftovers(trial),
+        "uds-seqpacket" => ipcbench_uds::Seqpacket::remove_leftovers(trial),
+        "tcp" => ipcbench_uds::Tcp::remove_leftovers(trial),
+        "pipe" => ipcbench_pipes::Pipe::remove_leftovers(trial),
+        "fifo" => ipcbench_pipes::Fifo::remove_leftovers(trial),
+        "posix-mq" => ipcbench_posix_mq::PosixMq::remove_leftovers(trial),
+        "shm-ring" => ipcbench_shm_ring::ShmRing::remove_leftovers(trial),
+        _ => {}
     }
 }
 

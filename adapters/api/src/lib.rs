@@ -284,6 +284,13 @@ pub trait Library {
 
     fn info() -> LibraryInfo;
 
+    /// Removes what a trial named `trial` may have left that the driver can't find by itself
+    /// (it already removes the trial's directory and its `/dev/shm/<trial>*` objects): called
+    /// after every trial, whether its processes ended or were killed.
+    fn remove_leftovers(trial: &str) {
+        let _ = trial;
+    }
+
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Self::Stream>> {
         lacks::<Self, _>(setup, side)
     }

@@ -208,6 +208,9 @@ struct Queue {
     q: *mut c_void,
     name: String,
     size: usize,
+    /// Where the shim writes an exception's text: made once, read only after a failure, so no
+    /// call on the message path clears a buffer.
+    err: ErrorText,
 }
 
 // SAFETY: a message_queue handle may be used from any thread; each is used by one at a time.
@@ -225,7 +228,7 @@ impl Queue {
         if q.is_null() {
             bail!("message_queue(create_only, {name}, {DEPTH}, {size}): {}", err.text());
         }
-        Ok(Queue { q, name: name.to_string(), size })
+        Ok(Queue { q, name: name.to_string(), size, err: ErrorText::new() })
     }
 
     /// Opens a queue another process creates, retrying every millisecond until `deadline`.
@@ -237,7 +240,7 @@ impl Queue {
             // SAFETY: a NUL-terminated name; `missing` and `err` are valid for writes.
             let q = unsafe { ipcb_mq_open(c.as_ptr(), &mut missing, err.ptr(), err.0.len()) };
             if !q.is_null() {
-                let queue = Queue { q, name: name.to_string(), size };
+                let queue = Queue { q, name: name.to_string(), size, err: ErrorText::new() };
                 // SAFETY: `q` is an open queue.
                 let (max, depth) = unsafe { (ipcb_mq_max_size(q), ipcb_mq_depth(q)) };
                 if max != size || depth != DEPTH {
@@ -318,13 +321,12 @@ impl Tx for Sender {
                 self.queue.size
             );
         }
-        let mut err = ErrorText::new();
-        // SAFETY: an open queue; `message` is valid for reads of its length.
-        if unsafe {
-            ipcb_mq_send(self.queue.q, message.as_ptr().cast(), message.len(), err.ptr(), err.0.len())
-        } != 0
+        let q = &mut self.queue;
+        // SAFETY: an open queue; `message` is valid for reads of its length; `err` of its own.
+        if unsafe { ipcb_mq_send(q.q, message.as_ptr().cast(), message.len(), q.err.ptr(), q.err.0.len()) }
+            != 0
         {
-            bail!("send on {}: {}", self.queue.name, err.text());
+            bail!("send on {}: {}", q.name, q.err.text());
         }
         Ok(())
     }
@@ -359,16 +361,16 @@ impl Rx for Receiver {
         let Some(buf) = buf.get_mut(..size) else {
             bail!("a buffer of {} bytes for {}, whose messages are {size} bytes", buf.len(), self.queue.name);
         };
-        let mut err = ErrorText::new();
+        let q = &mut self.queue;
         // SAFETY: an open queue; `buf` is valid for writes of `size` bytes; `err` of its length.
         let n = unsafe {
             ipcb_mq_receive(
-                self.queue.q,
+                q.q,
                 buf.as_mut_ptr().cast(),
                 size,
                 c_int::from(self.wait),
-                err.ptr(),
-                err.0.len(),
+                q.err.ptr(),
+                q.err.0.len(),
             )
         };
         match n {
@@ -378,7 +380,7 @@ impl Rx for Receiver {
                 Ok(Received::Closed)
             }
             -2 => Ok(Received::Empty),
-            -1 => bail!("receive on {}: {}", self.queue.name, err.text()),
+            -1 => bail!("receive on {}: {}", self.queue.name, self.queue.err.text()),
             n => bail!("a message of {n} bytes on {}, whose messages are {size} bytes", self.queue.name),
         }
     }

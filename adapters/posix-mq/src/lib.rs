@@ -90,6 +90,11 @@ impl Library for PosixMq {
         }
     }
 
+    /// `/dev/mqueue` need not be mounted, so the driver can't list queues: by name.
+    fn remove_leftovers(trial: &str) {
+        remove(trial);
+    }
+
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
         if setup.mode != RecvMode::Waiting {
             bail!("posix-mq is measured only with blocking receives (waiting), not {}", setup.mode);
