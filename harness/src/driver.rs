@@ -17,6 +17,7 @@ use ipcbench_api::{LibraryInfo, RecvMode, Requests, Shape};
 
 use crate::cases::{Case, Role};
 use crate::child::ChildArgs;
+use crate::fault::{self, Fault};
 use crate::figures::{self, Figures, RoleReport};
 use crate::results::{self, CaseResult, Document, LibraryRecord, ModeResult, RunRecord, Settings};
 use crate::{message, registry, table};
@@ -28,8 +29,6 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// report a Ctrl-C).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// How long after the measured window a trial may take to drain and report.
-const GRACE: Duration = Duration::from_secs(10);
 /// How much of a failed child's standard error goes into the reason.
 const STDERR_TAIL: usize = 1500;
 
@@ -43,6 +42,10 @@ pub struct Options {
     pub out: PathBuf,
     pub skip_oversubscribed: bool,
     pub verbose: bool,
+    /// How long after the measured window a trial may take to drain and report.
+    pub grace: Duration,
+    /// A signal to send one role on purpose (the fault suite; docs/FAULTS.md).
+    pub fault: Option<Fault>,
 }
 
 /// What a run ended as.
@@ -190,15 +193,23 @@ impl RunContext<'_> {
             result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
             return result;
         }
-        'modes: for &mode in lib.modes {
+        'modes: for (m, &mode) in lib.modes.iter().enumerate() {
             let mut mode_result = ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
             for run_no in 1..=opts.runs {
                 *trials += 1;
                 if opts.verbose {
                     eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
                 }
-                let trial =
-                    Trial { ctx: self, case, library: lib.id, requests: lib.requests, mode, number: *trials };
+                let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));
+                let trial = Trial {
+                    ctx: self,
+                    case,
+                    library: lib.id,
+                    requests: lib.requests,
+                    mode,
+                    number: *trials,
+                    fault,
+                };
                 match trial.run() {
                     Ok(record) => mode_result.runs.push(record),
                     Err(TrialError::Interrupted) => {
@@ -257,6 +268,15 @@ struct Trial<'a> {
     requests: Requests,
     mode: RecvMode,
     number: usize,
+    fault: Option<&'a Fault>,
+}
+
+/// A fault due at an instant: the signal and the child it goes to.
+struct Armed {
+    at: Instant,
+    child: usize,
+    signal: i32,
+    when: &'static str,
 }
 
 /// The children of one trial; whatever happens, none outlives it.
@@ -277,6 +297,20 @@ struct Proc {
 impl Proc {
     fn label(&self) -> String {
         format!("{} {}", self.role.as_str(), self.index)
+    }
+
+    /// Whether the process is stopped (SIGSTOP, or a debugger): it will never report.
+    fn stopped(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).is_ok_and(|stat| {
+            // The state follows the command's closing parenthesis.
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('T' | 't')))
+        })
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: our own child's pid; it is not reaped before `Children` drops.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
     }
 
     fn stderr_tail(&self) -> String {
@@ -441,12 +475,21 @@ impl Trial<'_> {
         }
         drop(tx);
 
+        let target = self.fault.and_then(|f| Some((f, f.target(&self.case.roles())?)));
+        let mut armed = None;
+
         // Set-up: every role ready.
         let setup_deadline = Instant::now() + self.ctx.opts.setup_timeout + Duration::from_secs(5);
         while children.procs.iter().any(|p| !p.ready) {
-            match self.next(&events, setup_deadline, &children, Stage::SettingUp)? {
+            match self.next(&events, setup_deadline, &children, Stage::SettingUp, &mut armed)? {
                 Event::Line(i, l) if l == "ready" => {
-                    children.procs[i].ready = true;
+                    match target {
+                        // The fault: the role's endpoint is open and it never starts.
+                        Some((f, t)) if t == i && f.stage == fault::Stage::Setup => {
+                            self.inject(&children, i, f.signal, "set-up")
+                        }
+                        _ => children.procs[i].ready = true,
+                    }
                 }
                 Event::Line(i, l) => return Err(self.protocol(&children, i, &l)),
                 Event::End(i) => return Err(self.died(&mut children, i, "during set-up")),
@@ -466,9 +509,20 @@ impl Trial<'_> {
                 )));
             }
         }
-        let run_deadline = Instant::now() + self.ctx.opts.warmup + self.ctx.opts.duration + GRACE;
+        let (warmup, window) = (self.ctx.opts.warmup, self.ctx.opts.duration);
+        let at = Instant::now() + Duration::from_millis(20);
+        armed = match target {
+            Some((f, child)) if f.stage == fault::Stage::Warmup => {
+                Some(Armed { at: at + warmup / 2, child, signal: f.signal, when: "warm-up" })
+            }
+            Some((f, child)) if f.stage == fault::Stage::Window => {
+                Some(Armed { at: at + warmup + window / 2, child, signal: f.signal, when: "measured window" })
+            }
+            _ => None,
+        };
+        let run_deadline = Instant::now() + warmup + window + self.ctx.opts.grace;
         while children.procs.iter().any(|p| p.report.is_none()) {
-            match self.next(&events, run_deadline, &children, Stage::Running)? {
+            match self.next(&events, run_deadline, &children, Stage::Running, &mut armed)? {
                 Event::Line(i, l) => {
                     let Some(json) = l.strip_prefix("result ") else {
                         return Err(self.protocol(&children, i, &l));
@@ -534,23 +588,42 @@ impl Trial<'_> {
         Ok(RunRecord { figures, roles })
     }
 
-    /// The next line or end from any child, before the deadline, unless interrupted.
+    /// Sends an injected fault's signal to child `i`.
+    fn inject(&self, children: &Children, i: usize, signal: i32, when: &str) {
+        let p = &children.procs[i];
+        if self.ctx.opts.verbose {
+            eprintln!(
+                "    fault: {} to {} (pid {}) in its {when}",
+                signal_name(signal),
+                p.label(),
+                p.child.id()
+            );
+        }
+        p.signal(signal);
+    }
+
+    /// The next line or end from any child, before the deadline, unless interrupted; an armed
+    /// fault goes off on the way.
     fn next(
         &self,
         events: &Receiver<Event>,
         deadline: Instant,
         children: &Children,
         stage: Stage,
+        armed: &mut Option<Armed>,
     ) -> Result<Event, TrialError> {
         loop {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 return Err(TrialError::Interrupted);
             }
+            if let Some(a) = armed.take_if(|a| a.at <= Instant::now()) {
+                self.inject(children, a.child, a.signal, a.when);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 let (doing, budget) = match stage {
                     Stage::SettingUp => ("setting up", "the set-up timeout and 5 s"),
-                    Stage::Running => ("running", "the window, a drain and a grace of 10 s"),
+                    Stage::Running => ("running", "the window, a drain and the grace"),
                 };
                 let waiting: Vec<String> = children
                     .procs
@@ -559,14 +632,18 @@ impl Trial<'_> {
                         Stage::SettingUp => !p.ready,
                         Stage::Running => p.report.is_none(),
                     })
-                    .map(|p| format!("{}{}", p.label(), p.stderr_tail()))
+                    .map(|p| {
+                        let stopped = if p.stopped() { " (stopped: SIGSTOP or a debugger)" } else { "" };
+                        format!("{}{stopped}{}", p.label(), p.stderr_tail())
+                    })
                     .collect();
                 return Err(TrialError::Failed(format!(
                     "deadline passed while {doing} ({budget}): still waiting for {}",
                     waiting.join("; ")
                 )));
             }
-            match events.recv_timeout(left.min(Duration::from_millis(50))) {
+            let wake = armed.as_ref().map_or(left, |a| a.at.saturating_duration_since(Instant::now()));
+            match events.recv_timeout(left.min(wake).min(Duration::from_millis(50))) {
                 Ok(ev) => return Ok(ev),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {

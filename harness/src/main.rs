@@ -5,6 +5,7 @@
 mod cases;
 mod child;
 mod driver;
+mod fault;
 mod figures;
 mod message;
 mod registry;
@@ -111,12 +112,28 @@ struct Measure {
     /// Show each trial and each child's pid.
     #[arg(long, short)]
     verbose: bool,
+    /// How long after the measured window a trial may take to end and report before it fails.
+    #[arg(long, default_value = "10s")]
+    grace: String,
+    /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
+    #[arg(long, hide = true)]
+    fault: Option<String>,
 }
 
 impl Measure {
     fn options(self, cases: Result<Vec<cases::Case>>) -> Result<driver::Options> {
-        let Measure { lib, runs, duration: d, warmup, setup_timeout, out, skip_oversubscribed, verbose } =
-            self;
+        let Measure {
+            lib,
+            runs,
+            duration: d,
+            warmup,
+            setup_timeout,
+            out,
+            skip_oversubscribed,
+            verbose,
+            grace,
+            fault,
+        } = self;
         let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
         if runs == 0 {
             bail!("--runs 0: at least one run is needed for a figure");
@@ -135,6 +152,8 @@ impl Measure {
             out,
             skip_oversubscribed,
             verbose,
+            grace: duration("grace", &grace)?,
+            fault: fault.as_deref().map(fault::Fault::parse).transpose()?,
         })
     }
 }

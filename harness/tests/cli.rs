@@ -612,44 +612,6 @@ impl RunTest {
 }
 
 #[test]
-fn a_killed_child_fails_its_case_and_the_run_goes_on() {
-    let t = RunTest::new("kill");
-    let line = format!(
-        "run stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 100ms --duration 1500ms",
-        LIBRARIES.join(",")
-    );
-    // Each stream receiver dies 0.6 s after its start: in its measured window. Its sender is
-    // then stuck in a send or waiting for its end marker to be taken: the driver must end it.
-    let (pid, status, stderr, doc) =
-        t.run_and_signal(&line, &["receiver"; LIBRARIES.len()], Duration::from_millis(600), libc::SIGKILL);
-    assert_eq!(status.code(), Some(1), "a failed case makes the run exit 1:\n{stderr}");
-    for lib in LIBRARIES {
-        let r = results_of(&doc, "stream/16B", lib);
-        assert_eq!(r["status"], "failed", "{lib}");
-        let reason = r["reason"].as_str().unwrap();
-        assert!(reason.contains("receiver 0 was killed by signal 9 (SIGKILL)"), "{lib}: {reason}");
-        let next = results_of(&doc, "stream-rtt/16B", lib);
-        assert_eq!(next["status"], "ok", "{lib}: the next case passes: {}", next["reason"]);
-    }
-    assert_eq!(doc["status"], "complete");
-    t.nothing_left(pid);
-}
-
-#[test]
-fn a_killed_subscriber_fails_a_lossless_broadcast() {
-    let t = RunTest::new("kill-sub");
-    let line = "run broadcast/lossless/1sub/16B queue/1x1/16B --lib fastipc --runs 1 --warmup 100ms --duration 1500ms";
-    let (pid, status, stderr, doc) =
-        t.run_and_signal(line, &["subscriber"], Duration::from_millis(600), libc::SIGKILL);
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    let r = results_of(&doc, "broadcast/lossless/1sub/16B", "fastipc");
-    assert_eq!(r["status"], "failed");
-    assert!(r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 9"), "{}", r["reason"]);
-    assert_eq!(results_of(&doc, "queue/1x1/16B", "fastipc")["status"], "ok");
-    t.nothing_left(pid);
-}
-
-#[test]
 fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     let t = RunTest::new("sigint");
     let out = &t.out;
@@ -680,27 +642,6 @@ fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
     assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
     assert_eq!(results_of(&doc, "stream-rtt/16B", "iceoryx2")["status"], "interrupted");
     // Its killed children's shared memory (and the segment iceoryx2 keeps on purpose) is gone.
-    t.nothing_left(pid);
-}
-
-#[test]
-fn a_killed_aeron_subscriber_fails_its_case_within_the_deadline_and_leaves_no_driver_directory() {
-    let t = RunTest::new("kill-aeron");
-    // The publisher is held back by the dead subscriber for Aeron's liveness timeout (10 s):
-    // the case deadline (window + 10 s) must end it, and the driver's directory must go.
-    let line =
-        "run broadcast/lossless/4sub/16B stream/16B --lib aeron --runs 1 --warmup 100ms --duration 1000ms";
-    let started = Instant::now();
-    let (pid, status, stderr, doc) =
-        t.run_and_signal(line, &["subscriber"], Duration::from_millis(500), libc::SIGKILL);
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    let r = results_of(&doc, "broadcast/lossless/4sub/16B", "aeron");
-    assert_eq!(r["status"], "failed");
-    assert!(r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 9"), "{}", r["reason"]);
-    assert_eq!(results_of(&doc, "stream/16B", "aeron")["status"], "ok");
-    assert!(started.elapsed() < Duration::from_secs(30), "the run did not stall: {:?}", started.elapsed());
-    let left: Vec<String> = shm_entries().into_iter().filter(|e| e.ends_with("-aeron")).collect();
-    assert!(left.is_empty(), "driver directories left: {left:?}");
     t.nothing_left(pid);
 }
 
@@ -748,21 +689,98 @@ fn skip_oversubscribed_leaves_those_cases_out() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-#[test]
-fn a_stopped_child_fails_its_case_at_the_deadline() {
-    let t = RunTest::new("sigstop");
-    // Aeron's publisher, held back by a stopped subscriber, would wait out Aeron's own liveness
-    // timeout (10 s) unseen: the case deadline must fail it, and its driver directory must go.
-    let line = "run stream/16B --lib fastipc,aeron --runs 1 --warmup 50ms --duration 200ms";
-    let (pid, status, stderr, doc) =
-        t.run_and_signal(line, &["receiver", "receiver"], Duration::from_millis(150), libc::SIGSTOP);
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    for lib in ["fastipc", "aeron"] {
-        let r = results_of(&doc, "stream/16B", lib);
-        assert_eq!(r["status"], "failed", "{lib}");
-        let reason = r["reason"].as_str().unwrap();
-        // Stopped in its window (or, on a slow machine, still in its set-up): the deadline fails it.
-        assert!(reason.contains("deadline passed while") && reason.contains("receiver 0"), "{lib}: {reason}");
+/// The fault suite's cases: one of each pattern at 16 B, where the fault goes, each followed by
+/// its 1 KiB twin, which must pass: (faulted case, sending role, receiving role, clean case).
+const FAULTED: [(&str, &str, &str, &str); 6] = [
+    ("stream/16B", "sender", "receiver", "stream/1KiB"),
+    ("stream-rtt/16B", "pinger", "echo", "stream-rtt/1KiB"),
+    ("broadcast/lossless/1sub/16B", "publisher", "subscriber", "broadcast/lossless/1sub/1KiB"),
+    ("broadcast/lossy/1sub/16B", "publisher", "subscriber", "broadcast/lossy/1sub/1KiB"),
+    ("queue/1x1/16B", "producer", "consumer", "queue/1x1/1KiB"),
+    ("service/1c1s/16B", "client", "server", "service/1c1s/1KiB"),
+];
+
+/// One fault (`--fault`, docs/FAULTS.md) in the first trial of every pattern's 16 B case, for
+/// every library: each such case fails with a reason naming the role, the run goes on, the 1 KiB
+/// case after it passes, and the run leaves nothing behind.
+fn fault_suite(name: &str, fault: &str) {
+    let t = RunTest::new(name);
+    let mut cases: Vec<&str> = Vec::new();
+    for (faulted, _, _, clean) in FAULTED {
+        cases.extend([faulted, clean]);
+    }
+    let (signal, stage, side) = {
+        let f: Vec<&str> = fault.split(':').collect();
+        (f[0], f[1], f[2])
+    };
+    let spec = format!("{fault}:*/16B");
+    let (pid, output, doc) = short(
+        &t.out,
+        &[&["run"], &cases[..], &["--lib", &LIBRARIES.join(","), "--grace", "500ms", "--fault", &spec]]
+            .concat(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "failed cases make the run exit 1:\n{stderr}");
+    assert_eq!(doc["status"], "complete", "the run went on to its end");
+    for lib in LIBRARIES {
+        for (faulted, sending, receiving, clean) in FAULTED {
+            let f = results_of(&doc, faulted, lib);
+            let c = results_of(&doc, clean, lib);
+            if f["status"] == "unsupported" {
+                assert_eq!(c["status"], "unsupported", "{clean} {lib}: the same dash");
+                continue;
+            }
+            let role = if side == "sending" { sending } else { receiving };
+            let reason = f["reason"].as_str().unwrap_or_default();
+            let named = match signal {
+                "kill" => {
+                    let when = if stage == "setup" { "during set-up" } else { "before reporting" };
+                    reason.contains(&format!("{role} 0 was killed by signal 9 (SIGKILL) {when}"))
+                }
+                _ => reason.contains("deadline passed") && reason.contains(&format!("{role} 0 (stopped")),
+            };
+            assert!(f["status"] == "failed" && named, "{faulted} {lib} under {fault}: {f}");
+            assert_eq!(
+                c["status"], "ok",
+                "{clean} {lib} after {fault}: the next case passes: {}",
+                c["reason"]
+            );
+        }
     }
     t.nothing_left(pid);
+}
+
+#[test]
+fn fault_kill_the_sending_side_in_set_up() {
+    fault_suite("kill-setup-send", "kill:setup:sending");
+}
+
+#[test]
+fn fault_kill_the_receiving_side_in_set_up() {
+    fault_suite("kill-setup-recv", "kill:setup:receiving");
+}
+
+#[test]
+fn fault_kill_the_sending_side_in_warm_up() {
+    fault_suite("kill-warmup-send", "kill:warmup:sending");
+}
+
+#[test]
+fn fault_kill_the_receiving_side_in_warm_up() {
+    fault_suite("kill-warmup-recv", "kill:warmup:receiving");
+}
+
+#[test]
+fn fault_kill_the_sending_side_in_the_window() {
+    fault_suite("kill-window-send", "kill:window:sending");
+}
+
+#[test]
+fn fault_kill_the_receiving_side_in_the_window() {
+    fault_suite("kill-window-recv", "kill:window:receiving");
+}
+
+#[test]
+fn fault_stop_the_receiving_side_past_the_deadline() {
+    fault_suite("stop-window-recv", "stop:window:receiving");
 }
