@@ -19,8 +19,8 @@ use crate::cases::{Case, Role};
 use crate::child::ChildArgs;
 use crate::fault::{self, Fault};
 use crate::figures::{self, Figures, RoleReport};
-use crate::results::{self, CaseResult, Document, LibraryRecord, ModeResult, RunRecord, Settings};
-use crate::{message, registry, table};
+use crate::results::{self, CaseResult, Document, LibraryRecord, ModeResult, RunRecord, Settings, Spread};
+use crate::{message, registry, runs, table};
 
 /// Set by Ctrl-C (SIGINT) or SIGTERM: the driver stops the trial, keeps what is done, and exits.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -46,6 +46,7 @@ pub struct Options {
     pub grace: Duration,
     /// A signal to send one role on purpose (the fault suite; docs/FAULTS.md).
     pub fault: Option<Fault>,
+    pub order: Order,
 }
 
 /// What a run ended as.
@@ -54,84 +55,189 @@ pub enum Outcome {
     Interrupted,
 }
 
-/// This run's directory of sockets and files; removed when the run ends, however it ends.
-struct RunDir(PathBuf);
+/// How the trials of a case are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Each library's runs one after another (its receive modes alternating).
+    Sequential,
+    /// Rounds: run 1 of every library, then run 2 of every library, ... (A B A B): a drift of
+    /// the machine (heat, another process) reaches every library alike.
+    Interleaved,
+}
 
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+impl Order {
+    pub fn parse(text: &str) -> Option<Order> {
+        match text {
+            "sequential" => Some(Order::Sequential),
+            "interleaved" => Some(Order::Interleaved),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Sequential => "sequential",
+            Order::Interleaved => "interleaved",
+        }
     }
 }
 
-pub fn run(opts: &Options) -> Result<(Outcome, PathBuf)> {
+/// A run's spread across its runs above this share of the median is flagged as noisy.
+pub const NOISY: f64 = 0.10;
+
+/// A results file to finish (`run --resume`): where it is and what it holds.
+pub struct Resume {
+    pub path: PathBuf,
+    pub doc: Document,
+}
+
+pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)> {
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
-    let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    // One file per run: a second run started in the same second gets a suffix.
-    let stem = format!("run-{}", started.replace(':', "-"));
-    let path = (1..)
-        .map(|n| opts.out.join(if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") }))
-        .find(|p| !p.exists())
-        .expect("some suffix is free");
-    // Short: a Unix socket's path must fit in 108 bytes.
-    let tag = format!("ipcb{}", std::process::id());
-    let dir = RunDir(std::env::temp_dir().join(&tag));
-    std::fs::create_dir_all(&dir.0).with_context(|| format!("creating {}", dir.0.display()))?;
-
+    let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let stale = runs::remove_stale();
+    if !stale.is_empty() {
+        eprintln!(
+            "ipcbench: removed what {} run(s) killed before they could clean up left (pid {})",
+            stale.len(),
+            stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let dir = runs::RunDir::create()?;
     let machine = results::Machine::this();
     let cores = machine.cores;
-    let mut doc = Document {
-        schema_version: results::SCHEMA_VERSION,
-        tool: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
-        started,
-        finished: None,
-        status: "running".into(),
-        settings: Settings {
-            runs: opts.runs,
-            duration_s: opts.duration.as_secs_f64(),
-            warmup_s: opts.warmup.as_secs_f64(),
-            setup_timeout_s: opts.setup_timeout.as_secs_f64(),
-            skip_oversubscribed: opts.skip_oversubscribed,
-            cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
-            libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
-        },
-        machine,
-        toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
-        libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
-        results: Vec::new(),
+    let (path, mut doc, kept) = match resume {
+        Some(Resume { path, mut doc }) => {
+            // The cases done stay; an interrupted one runs again, whole.
+            let kept: Vec<CaseResult> = doc.results.drain(..).filter(|r| r.status != "interrupted").collect();
+            doc.status = "running".into();
+            doc.finished = None;
+            doc.resumed.push(now());
+            (path, doc, kept)
+        }
+        None => {
+            let started = now();
+            // One file per run: a second run started in the same second gets a suffix.
+            let stem = format!("run-{}", started.replace(':', "-"));
+            let path = (1..)
+                .map(|n| {
+                    opts.out.join(if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") })
+                })
+                .find(|p| !p.exists())
+                .expect("some suffix is free");
+            let doc = Document {
+                schema_version: results::SCHEMA_VERSION,
+                tool: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
+                started,
+                finished: None,
+                status: "running".into(),
+                resumed: Vec::new(),
+                settings: Settings {
+                    runs: opts.runs,
+                    duration_s: opts.duration.as_secs_f64(),
+                    warmup_s: opts.warmup.as_secs_f64(),
+                    setup_timeout_s: opts.setup_timeout.as_secs_f64(),
+                    skip_oversubscribed: opts.skip_oversubscribed,
+                    order: opts.order.as_str().into(),
+                    cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
+                    libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
+                },
+                machine,
+                toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
+                libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
+                results: Vec::new(),
+            };
+            (path, doc, Vec::new())
+        }
     };
     results::write_atomically(&doc, &path)?;
+    let total = opts.cases.len() * opts.libraries.len();
     eprintln!(
-        "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up, on {} cores; results in {}",
+        "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
         opts.cases.len(),
         opts.libraries.len(),
         opts.runs,
         opts.duration,
         opts.warmup,
+        opts.order.as_str(),
         cores,
         path.display()
     );
+    if !kept.is_empty() {
+        eprintln!("ipcbench: resuming: {} of {total} done before, kept; running the rest", kept.len());
+    }
 
-    let ctx = RunContext { opts, dir: &dir.0, tag: &tag, cores };
+    let ctx = RunContext { opts, dir: &dir.path, tag: &dir.tag, cores, warned: Mutex::new(Vec::new()) };
     let mut trials = 0usize;
     let mut failed = 0;
-    let total = opts.cases.len() * opts.libraries.len();
-    'cases: for case in &opts.cases {
+    let mut stop = false;
+    for case in &opts.cases {
+        let done =
+            |lib: &LibraryInfo| kept.iter().find(|r| r.case == case.name && r.library == lib.id).cloned();
+        // The results of this case, in the libraries' order: each one kept or to run.
+        let mut row: Vec<(CaseResult, bool)> = Vec::new();
         for lib in &opts.libraries {
-            let result = ctx.case(case, lib, &mut trials);
-            failed += (result.status == "failed") as usize;
-            let stop = result.status == "interrupted";
-            eprintln!("[{}/{total}] {}", doc.results.len() + 1, table::progress_line(&result));
-            doc.results.push(result);
-            results::write_atomically(&doc, &path)?;
-            if stop {
-                break 'cases;
+            match done(lib) {
+                Some(r) => row.push((r, false)),
+                None if stop => {}
+                None => row.push((ctx.begin(case, lib), true)),
             }
+        }
+        let to_run: Vec<usize> = (0..row.len()).filter(|&i| row[i].1 && row[i].0.status == "ok").collect();
+        let lib_of =
+            |r: &CaseResult| opts.libraries.iter().find(|l| l.id == r.library).expect("a library of the run");
+        if opts.order == Order::Interleaved {
+            'rounds: for run_no in 1..=opts.runs {
+                for &i in &to_run {
+                    if row[i].0.status == "ok" {
+                        ctx.one_run(case, lib_of(&row[i].0), &mut row[i].0, run_no, &mut trials);
+                    }
+                    if row[i].0.status == "interrupted" {
+                        stop = true;
+                        break 'rounds;
+                    }
+                }
+            }
+        }
+        for (mut result, new) in row {
+            if new && opts.order == Order::Sequential && !stop && result.status == "ok" {
+                for run_no in 1..=opts.runs {
+                    ctx.one_run(case, lib_of(&result), &mut result, run_no, &mut trials);
+                    if result.status != "ok" {
+                        break;
+                    }
+                }
+                stop = result.status == "interrupted";
+            }
+            if new {
+                if stop
+                    && result.status == "ok"
+                    && result.modes.iter().any(|m| m.runs.len() < opts.runs as usize)
+                {
+                    result.status = "interrupted".into();
+                    result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                }
+                ctx.finish(case, &mut result);
+                failed += (result.status == "failed") as usize;
+                eprintln!("[{}/{total}] {}", doc.results.len() + 1, table::progress_line(&result));
+            }
+            doc.results.push(result);
+            // As each result comes: a run killed now loses only the case under way.
+            results::write_atomically(&doc, &path)?;
+        }
+        if stop {
+            break;
+        }
+    }
+    // A resumed run interrupted again keeps what it had not reached yet.
+    for r in kept {
+        if !doc.results.iter().any(|x| x.case == r.case && x.library == r.library) {
+            doc.results.push(r);
         }
     }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
     doc.status = if interrupted { "interrupted" } else { "complete" }.into();
-    doc.finished = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    doc.finished = Some(now());
     results::write_atomically(&doc, &path)?;
     println!("{}", table::medians(&doc));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
@@ -143,11 +249,34 @@ struct RunContext<'a> {
     dir: &'a Path,
     tag: &'a str,
     cores: usize,
+    /// The other runs already warned about.
+    warned: Mutex<Vec<u32>>,
 }
 
 impl RunContext<'_> {
-    /// One case for one library: a dash, a skip, or every receive mode's runs and medians.
-    fn case(&self, case: &Case, lib: &LibraryInfo, trials: &mut usize) -> CaseResult {
+    /// The other runs alive now: each new one is warned about once; all go in the result.
+    fn others(&self, result: &mut CaseResult) {
+        let live = runs::live_others();
+        let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
+        for &pid in &live {
+            if !warned.contains(&pid) {
+                warned.push(pid);
+                eprintln!(
+                    "ipcbench: warning: another ipcbench run (pid {pid}) is running on this machine; its \
+                     processes compete for the {} cores and disturb these figures (each case it overlaps \
+                     records it in concurrent_runs)",
+                    self.cores
+                );
+            }
+            if !result.concurrent_runs.contains(&pid) {
+                result.concurrent_runs.push(pid);
+            }
+        }
+    }
+
+    /// One case for one library, before any trial: a dash, a skip, or "ok" with a place for
+    /// each receive mode's runs.
+    fn begin(&self, case: &Case, lib: &LibraryInfo) -> CaseResult {
         let (opts, cores) = (self.opts, self.cores);
         let processes = case.roles().len();
         let mut result = CaseResult {
@@ -162,7 +291,9 @@ impl RunContext<'_> {
             reason: None,
             best_mode: None,
             median: None,
+            spread: None,
             note: None,
+            concurrent_runs: Vec::new(),
             modes: Vec::new(),
         };
         let support = case.support(&lib.capabilities);
@@ -193,57 +324,81 @@ impl RunContext<'_> {
             result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
             return result;
         }
-        'modes: for (m, &mode) in lib.modes.iter().enumerate() {
-            let mut mode_result = ModeResult { mode: mode.as_str().into(), runs: Vec::new(), median: None };
-            for run_no in 1..=opts.runs {
-                *trials += 1;
-                if opts.verbose {
-                    eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
-                }
-                let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));
-                let trial = Trial {
-                    ctx: self,
-                    case,
-                    library: lib.id,
-                    requests: lib.requests,
-                    mode,
-                    number: *trials,
-                    fault,
-                };
-                match trial.run() {
-                    Ok(record) => mode_result.runs.push(record),
-                    Err(TrialError::Interrupted) => {
-                        result.status = "interrupted".into();
-                        result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
-                    }
-                    Err(TrialError::Failed(reason)) => {
-                        result.status = "failed".into();
-                        result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
-                    }
-                }
-                if result.status != "ok" {
-                    break;
-                }
-            }
-            let figures: Vec<Figures> = mode_result.runs.iter().map(|r| r.figures).collect();
-            mode_result.median = figures::median(&figures);
-            result.modes.push(mode_result);
-            if result.status != "ok" {
-                break 'modes;
-            }
-        }
-        if result.status == "ok" {
-            let best = result
-                .modes
-                .iter()
-                .filter_map(|m| m.median.map(|f| (m.mode.clone(), f)))
-                .max_by(|a, b| faster(case, &a.1, &b.1));
-            if let Some((mode, f)) = best {
-                result.best_mode = Some(mode);
-                result.median = Some(f);
-            }
-        }
+        result.modes = lib
+            .modes
+            .iter()
+            .map(|m| ModeResult { mode: m.as_str().into(), runs: Vec::new(), median: None })
+            .collect();
+        self.others(&mut result);
         result
+    }
+
+    /// Run `run_no` of every receive mode of the library, in turn; a failure or an
+    /// interruption ends the case.
+    fn one_run(
+        &self,
+        case: &Case,
+        lib: &LibraryInfo,
+        result: &mut CaseResult,
+        run_no: u32,
+        trials: &mut usize,
+    ) {
+        let opts = self.opts;
+        for (m, &mode) in lib.modes.iter().enumerate() {
+            *trials += 1;
+            if opts.verbose {
+                eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
+            }
+            let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));
+            let trial = Trial {
+                ctx: self,
+                case,
+                library: lib.id,
+                requests: lib.requests,
+                mode,
+                number: *trials,
+                fault,
+            };
+            match trial.run() {
+                Ok(record) => result.modes[m].runs.push(record),
+                Err(TrialError::Interrupted) => {
+                    result.status = "interrupted".into();
+                    result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                }
+                Err(TrialError::Failed(reason)) => {
+                    result.status = "failed".into();
+                    result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
+                }
+            }
+            if result.status != "ok" {
+                return;
+            }
+        }
+    }
+
+    /// Each mode's medians, the library's figure (the better mode's) and its spread.
+    fn finish(&self, case: &Case, result: &mut CaseResult) {
+        if result.modes.is_empty() {
+            return;
+        }
+        for m in &mut result.modes {
+            let figures: Vec<Figures> = m.runs.iter().map(|r| r.figures).collect();
+            m.median = figures::median(&figures);
+        }
+        self.others(result);
+        if result.status != "ok" {
+            return;
+        }
+        let best = result
+            .modes
+            .iter()
+            .filter_map(|m| m.median.map(|f| (m, f)))
+            .max_by(|a, b| faster(case, &a.1, &b.1));
+        if let Some((mode, f)) = best {
+            result.spread = Spread::of(case.shape == Shape::RoundTrip, &mode.runs, &f);
+            result.best_mode = Some(mode.mode.clone());
+            result.median = Some(f);
+        }
     }
 }
 
@@ -337,27 +492,6 @@ impl Drop for Children {
     }
 }
 
-/// Removes the trial's objects in /dev/shm: those named `<name>` or `<name>` and one of `_.-`
-/// and more (files and directories); what only its library can find, the library removes. A killed child leaves its shared memory there, iceoryx2
-/// keeps one segment on purpose, and Aeron's media driver has its directory there; nothing a
-/// trial made outlives it.
-fn remove_shared_memory(name: &str) {
-    let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let file = file.to_string_lossy();
-        let ours =
-            file.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.', '-']));
-        if ours {
-            // Aeron's media driver keeps a directory there.
-            let _ = match entry.file_type() {
-                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
-                _ => std::fs::remove_file(entry.path()),
-            };
-        }
-    }
-}
-
 /// What the driver is waiting for, for the message of a missed deadline.
 #[derive(Clone, Copy)]
 enum Stage {
@@ -376,10 +510,11 @@ impl Trial<'_> {
         std::fs::create_dir_all(&trial_dir)
             .map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
         let outcome = self.run_in(&trial_dir);
-        // Every child is gone now: what they left goes too.
-        let _ = std::fs::remove_dir_all(&trial_dir);
-        remove_shared_memory(&self.name());
+        // Every child is gone now: what they left goes too; the trial's directory last, as a
+        // run killed before this point is cleaned by the next from it.
+        runs::remove_shared_memory(&self.name());
         registry::remove_leftovers(self.library, &self.name());
+        let _ = std::fs::remove_dir_all(&trial_dir);
         outcome
     }
 

@@ -11,6 +11,7 @@ mod message;
 mod registry;
 mod report;
 mod results;
+mod runs;
 mod table;
 mod taken;
 
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand};
 use ipcbench_api::RecvMode;
 
@@ -38,6 +39,12 @@ enum Command {
     /// round trip takes any size: stream/4KiB, stream-rtt/24B.
     Run {
         cases: Vec<String>,
+        /// Finishes the interrupted run of this results file: the cases done are kept, the rest
+        /// run with the file's settings, into the same file.
+        #[arg(long, value_name = "RESULTS.json", conflicts_with_all = [
+            "cases", "lib", "runs", "duration", "warmup", "setup_timeout", "out", "skip_oversubscribed", "order", "fault"
+        ])]
+        resume: Option<PathBuf>,
         #[command(flatten)]
         measure: Measure,
     },
@@ -115,6 +122,10 @@ struct Measure {
     /// How long after the measured window a trial may take to end and report before it fails.
     #[arg(long, default_value = "10s")]
     grace: String,
+    /// sequential: each library's runs in turn; interleaved: run 1 of every library of a case,
+    /// then run 2, ... (A B A B), so that a drift of the machine reaches every library alike.
+    #[arg(long, default_value = "sequential")]
+    order: String,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true)]
     fault: Option<String>,
@@ -133,6 +144,7 @@ impl Measure {
             verbose,
             grace,
             fault,
+            order,
         } = self;
         let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
         if runs == 0 {
@@ -154,7 +166,80 @@ impl Measure {
             verbose,
             grace: duration("grace", &grace)?,
             fault: fault.as_deref().map(fault::Fault::parse).transpose()?,
+            order: driver::Order::parse(&order)
+                .ok_or_else(|| anyhow!("--order {order:?}: sequential or interleaved"))?,
         })
+    }
+
+    /// `run --resume FILE`: the file's own settings, cases and libraries, checked against this
+    /// binary and this machine; from the command line only what does not change a figure.
+    fn resume(self, path: PathBuf) -> Result<(driver::Options, driver::Resume)> {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("--resume: reading {}", path.display()))?;
+        let doc: results::Document = serde_json::from_str(&text)
+            .with_context(|| format!("--resume: {} is not an ipcbench results file", path.display()))?;
+        if doc.schema_version != results::SCHEMA_VERSION {
+            bail!(
+                "--resume: {} has schema version {}, this ipcbench writes {}",
+                path.display(),
+                doc.schema_version,
+                results::SCHEMA_VERSION
+            );
+        }
+        if doc.status == "complete" {
+            bail!("--resume: {} is complete: every case is done, nothing to resume", path.display());
+        }
+        let here = results::Machine::this();
+        let m = &doc.machine;
+        if (&m.cpu_model, m.cores, &m.kernel) != (&here.cpu_model, here.cores, &here.kernel) {
+            bail!(
+                "--resume: {} was measured on another machine ({}, {} cores, Linux {}; this one: {}, {} \
+                 cores, Linux {}): one file holds one machine's figures; start a new run",
+                path.display(),
+                m.cpu_model,
+                m.cores,
+                m.kernel,
+                here.cpu_model,
+                here.cores,
+                here.kernel
+            );
+        }
+        let libraries = driver::libraries(Some(&doc.settings.libraries.join(",")))?;
+        for lib in &libraries {
+            if let Some(then) = doc.libraries.iter().find(|l| l.id == lib.id)
+                && then.version != lib.version
+            {
+                bail!(
+                    "--resume: {} measured {} {}, this binary has {}: start a new run",
+                    path.display(),
+                    lib.id,
+                    then.version,
+                    lib.version
+                );
+            }
+        }
+        let cases = cases::select(&cases::matrix(), &doc.settings.cases)?;
+        let s = &doc.settings;
+        let secs = |x: f64| {
+            Duration::try_from_secs_f64(x).map_err(|e| anyhow!("--resume: a duration in the file: {e}"))
+        };
+        let options = driver::Options {
+            cases,
+            libraries,
+            runs: s.runs,
+            duration: secs(s.duration_s)?,
+            warmup: secs(s.warmup_s)?,
+            setup_timeout: secs(s.setup_timeout_s)?,
+            out: path.parent().map_or_else(|| PathBuf::from("."), PathBuf::from),
+            skip_oversubscribed: s.skip_oversubscribed,
+            verbose: self.verbose,
+            grace: duration("grace", &self.grace)?,
+            fault: None,
+            order: driver::Order::parse(&s.order)
+                .ok_or_else(|| anyhow!("--resume: unknown order {:?}", s.order))?,
+        };
+        results::remove_partial_copies(&path);
+        Ok((options, driver::Resume { path, doc }))
     }
 }
 
@@ -190,10 +275,19 @@ fn main() -> ExitCode {
             println!("{}", table::list(&cases::matrix(), &libs, results::cores()));
             ExitCode::SUCCESS
         }
-        Command::Run { cases, measure } => {
-            measure_cases(measure.options(cases::select(&cases::matrix(), &cases)))
+        Command::Run { cases, resume: Some(path), measure } => {
+            debug_assert!(cases.is_empty(), "clap refuses cases with --resume");
+            match measure.resume(path) {
+                Ok((options, resume)) => measure_cases(Ok(options), Some(resume)),
+                Err(e) => fail(e),
+            }
         }
-        Command::Sweep { sizes: list, measure } => measure_cases(measure.options(sizes(list.as_deref()))),
+        Command::Run { cases, resume: None, measure } => {
+            measure_cases(measure.options(cases::select(&cases::matrix(), &cases)), None)
+        }
+        Command::Sweep { sizes: list, measure } => {
+            measure_cases(measure.options(sizes(list.as_deref())), None)
+        }
         Command::Report { files, out } => match report_of(&files, out) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
@@ -234,7 +328,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs the cases of `run` or `sweep`.
-fn measure_cases(options: Result<driver::Options>) -> ExitCode {
+fn measure_cases(options: Result<driver::Options>, resume: Option<driver::Resume>) -> ExitCode {
     let options = match options {
         Ok(o) => o,
         Err(e) => return fail(e),
@@ -243,7 +337,7 @@ fn measure_cases(options: Result<driver::Options>) -> ExitCode {
     if let Err(e) = ctrlc::set_handler(stop) {
         return fail(anyhow!("installing the Ctrl-C handler: {e}"));
     }
-    let outcome = driver::run(&options);
+    let outcome = driver::run(&options, resume);
     // The report, whatever the outcome: a failed or interrupted run's cases are worth seeing.
     if let Ok((_, path)) = &outcome
         && let Err(e) = report_of(std::slice::from_ref(path), None)

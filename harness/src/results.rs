@@ -22,6 +22,9 @@ pub struct Document {
     pub finished: Option<String>,
     /// running, complete or interrupted.
     pub status: String,
+    /// When `run --resume` took the file up again, each time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<String>,
     pub settings: Settings,
     pub machine: Machine,
     pub toolchain: BTreeMap<String, String>,
@@ -36,8 +39,15 @@ pub struct Settings {
     pub warmup_s: f64,
     pub setup_timeout_s: f64,
     pub skip_oversubscribed: bool,
+    /// sequential, or interleaved (the libraries of a case in alternating rounds).
+    #[serde(default = "sequential")]
+    pub order: String,
     pub cases: Vec<String>,
     pub libraries: Vec<String>,
+}
+
+fn sequential() -> String {
+    "sequential".into()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -117,11 +127,43 @@ pub struct CaseResult {
     pub best_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<Figures>,
+    /// How far the runs of the figure's mode spread around its median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
     /// What a reader must know beside the figure (servers that do not share a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Other ipcbench runs (their driver's pid) seen alive on the machine during this case:
+    /// they competed for the cores.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrent_runs: Vec<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<ModeResult>,
+}
+
+/// The spread of a case's runs: the least and the greatest of its figure (the rate, or a round
+/// trip's p50) and their difference as a share of the median.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Spread {
+    /// msgs_per_s or p50_ns.
+    pub figure: String,
+    pub min: f64,
+    pub max: f64,
+    /// (max - min) / median.
+    pub relative: f64,
+}
+
+impl Spread {
+    pub fn of(round_trip: bool, runs: &[RunRecord], median: &Figures) -> Option<Spread> {
+        let (figure, pick): (&'static str, fn(&Figures) -> Option<f64>) =
+            if round_trip { ("p50_ns", |f| f.p50_ns) } else { ("msgs_per_s", |f| Some(f.msgs_per_s)) };
+        let values: Vec<f64> = runs.iter().filter_map(|r| pick(&r.figures)).collect();
+        let mid = pick(median)?;
+        let min = values.iter().copied().reduce(f64::min)?;
+        let max = values.iter().copied().reduce(f64::max)?;
+        let relative = if mid > 0.0 { (max - min) / mid } else { 0.0 };
+        Some(Spread { figure: figure.into(), min, max, relative })
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -139,17 +181,37 @@ pub struct RunRecord {
     pub roles: Vec<RoleReport>,
 }
 
-/// Writes the document to `path` so that a reader (or a crash) only ever sees a whole file:
-/// write a sibling, flush it to disk, rename it over.
+/// Writes the document to `path` so that a reader (or a crash, or a SIGKILL) only ever sees a
+/// whole file: write a sibling of this process's own, flush it to disk, rename it over, flush
+/// the folder.
 pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
     let text = serde_json::to_string_pretty(doc)?;
     let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     f.write_all(text.as_bytes())?;
     f.write_all(b"\n")?;
     f.sync_all()?;
     fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .with_context(|| format!("flushing {}", dir.display()))?;
+    }
     Ok(())
+}
+
+/// The partial copies of `path` that writers killed mid-write left beside it.
+pub fn remove_partial_copies(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else { return };
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let prefix = format!("{name}.tmp");
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
 }
 
 fn read(path: &str) -> Option<String> {

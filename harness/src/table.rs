@@ -44,7 +44,13 @@ pub fn cell(pattern: &str, f: &Figures) -> String {
 
 fn result_cell(r: &CaseResult) -> String {
     let note = if r.note.is_some() { " †" } else { "" };
-    let mark = format!("{note}{}", if r.oversubscribed { " *" } else { "" });
+    let noisy = r.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY);
+    let mark = format!(
+        "{note}{}{}{}",
+        if noisy { " ~" } else { "" },
+        if r.concurrent_runs.is_empty() { "" } else { " !" },
+        if r.oversubscribed { " *" } else { "" }
+    );
     match (r.status.as_str(), &r.median) {
         ("ok", Some(f)) => format!("{}{mark}", cell(&r.pattern, f)),
         ("unsupported", _) => "—".into(),
@@ -72,11 +78,23 @@ pub fn progress_line(r: &CaseResult) -> String {
         "unsupported" => format!("— ({})", r.reason.as_deref().unwrap_or("")),
         _ => format!("{}: {}", r.status.to_uppercase(), r.reason.as_deref().unwrap_or("")),
     };
-    let over = if r.oversubscribed {
+    let mut over = if r.oversubscribed {
         format!(" (oversubscribed: {} processes)", r.processes)
     } else {
         String::new()
     };
+    if let Some(s) = r.spread.as_ref().filter(|s| s.relative > crate::driver::NOISY) {
+        let (lo, hi) =
+            if s.figure == "p50_ns" { (nanos(s.min), nanos(s.max)) } else { (rate(s.min), rate(s.max)) };
+        over.push_str(&format!(
+            " (NOISY: its runs spread {:.0}% of the median, {lo} to {hi})",
+            s.relative * 100.0
+        ));
+    }
+    if !r.concurrent_runs.is_empty() {
+        let pids: Vec<String> = r.concurrent_runs.iter().map(u32::to_string).collect();
+        over.push_str(&format!(" (DISTURBED: another run, pid {}, was running)", pids.join(", ")));
+    }
     format!("{} {}{over}: {detail}", r.case, r.library)
 }
 
@@ -128,6 +146,17 @@ pub fn medians(doc: &Document) -> String {
     if doc.results.iter().any(|r| r.note.is_some() && r.status == "ok") {
         out.push_str(
             "\n† every server answered every request: the servers do not share a load (the result's `note`).",
+        );
+    }
+    if doc.results.iter().any(|r| r.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY)) {
+        out.push_str(&format!(
+            "\n~ noisy: the runs spread more than {:.0}% of the median (the result's `spread`); more --runs, or --order interleaved, tell more.",
+            crate::driver::NOISY * 100.0
+        ));
+    }
+    if doc.results.iter().any(|r| !r.concurrent_runs.is_empty()) {
+        out.push_str(
+            "\n! another ipcbench run was running at the same time (the result's `concurrent_runs`).",
         );
     }
     out.push_str(&format!(
