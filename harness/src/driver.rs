@@ -103,6 +103,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         );
     }
+    let conditions = crate::doctor::Conditions::now();
     let dir = runs::RunDir::create()?;
     let machine = results::Machine::this();
     let cores = machine.cores;
@@ -143,6 +144,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
                 },
                 machine,
+                conditions: None,
                 toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
                 libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
                 results: Vec::new(),
@@ -150,6 +152,15 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             (path, doc, Vec::new())
         }
     };
+    if conditions.busy_cores > crate::doctor::BUSY {
+        eprintln!(
+            "ipcbench: warning: the machine is busy: other processes kept {:.1} of its {cores} cores busy just \
+             now; the figures will be lower and noisier (`ipcbench doctor` says more)",
+            conditions.busy_cores
+        );
+    }
+    // A resumed file keeps the conditions of its start.
+    doc.conditions.get_or_insert(conditions);
     results::write_atomically(&doc, &path)?;
     let total = opts.cases.len() * opts.libraries.len();
     eprintln!(

@@ -4,6 +4,7 @@
 
 mod cases;
 mod child;
+mod doctor;
 mod driver;
 mod fault;
 mod figures;
@@ -56,6 +57,10 @@ enum Command {
         #[command(flatten)]
         measure: Measure,
     },
+    /// What on this machine will bend the figures, each with what to do: cores, load, CPU
+    /// governor, hypervisor, idle-core wake-up (measured), /dev/shm, POSIX queue limits, the
+    /// libraries built in.
+    Doctor,
     /// Rebuilds the tables, charts, CSV and HTML page from saved results files (runs nothing).
     /// Several files (several machines) merge into one report, a column per machine.
     Report {
@@ -273,6 +278,22 @@ fn main() -> ExitCode {
                 Err(e) => return fail(e),
             };
             println!("{}", table::list(&cases::matrix(), &libs, results::cores()));
+            ExitCode::SUCCESS
+        }
+        Command::Doctor => {
+            let libs = match driver::libraries(None) {
+                Ok(l) => l,
+                Err(e) => return fail(e),
+            };
+            let versions: Vec<(String, String)> =
+                libs.iter().map(|l| (l.id.to_string(), l.version.clone())).collect();
+            let checks = doctor::checks(
+                &doctor::Conditions::now(),
+                &results::Machine::this(),
+                &cases::matrix(),
+                &versions,
+            );
+            println!("{}", doctor::render(&checks));
             ExitCode::SUCCESS
         }
         Command::Run { cases, resume: Some(path), measure } => {

@@ -27,6 +27,9 @@ pub struct Document {
     pub resumed: Vec<String>,
     pub settings: Settings,
     pub machine: Machine,
+    /// What the machine was like when the run started (`ipcbench doctor` says what each means).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<crate::doctor::Conditions>,
     pub toolchain: BTreeMap<String, String>,
     pub libraries: Vec<LibraryRecord>,
     pub results: Vec<CaseResult>,

@@ -958,3 +958,65 @@ fn fault_kill_the_receiving_side_in_the_window() {
 fn fault_stop_the_receiving_side_past_the_deadline() {
     fault_suite("stop-window-recv", "stop:window:receiving");
 }
+
+/// Two shell loops that keep this machine's cores busy until dropped.
+struct Spinners(Vec<std::process::Child>);
+
+impl Drop for Spinners {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
+    let t = RunTest::new("doctor");
+    let out = ipcbench(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for fact in [
+        "cores",
+        "load",
+        "other runs",
+        "CPU governor",
+        "hypervisor",
+        "idle-core wake-up",
+        "/dev/shm",
+        "POSIX queues",
+    ] {
+        assert!(
+            text.lines().any(|l| l.get(1..).is_some_and(|l| l.trim_start().starts_with(fact))),
+            "{fact} missing:\n{text}"
+        );
+    }
+    let msg_max = std::fs::read_to_string("/proc/sys/fs/mqueue/msg_max").unwrap();
+    assert!(text.contains(&format!("msg_max {}", msg_max.trim())), "{text}");
+    for lib in LIBRARIES {
+        assert!(text.split_whitespace().any(|w| w == lib), "{lib} missing:\n{text}");
+    }
+    let cores = std::thread::available_parallelism().unwrap().get();
+    if cores >= 2 {
+        assert!(text.contains("µs median"), "the wake-up is measured:\n{text}");
+    }
+
+    // Every core kept busy by others: the run warns, and records what it saw.
+    let spin = Spinners(
+        (0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect(),
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let (pid, output, doc) = short_run(&t.out, &["stream/16B", "--lib", "pipe"]);
+    drop(spin);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("warning: the machine is busy"), "{stderr}");
+    let c = &doc["conditions"];
+    assert!(c["busy_cores"].as_f64().unwrap() > 0.2, "{c}");
+    assert_eq!(c["mq_msg_max"].as_u64().unwrap().to_string(), msg_max.trim());
+    if cores >= 2 {
+        assert!(c["wake_up_us"]["median_us"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    t.nothing_left(pid);
+}
