@@ -123,6 +123,18 @@ fn assert_nothing_left(driver_pid: u32, shm_before: &[String]) {
     let after = shm_entries();
     let new: Vec<&String> = after.iter().filter(|e| !shm_before.contains(e)).collect();
     assert!(new.is_empty(), "/dev/shm gained {new:?}");
+    // POSIX queues, which no folder lists here: every name the run's trials may have used.
+    for trial in 1..=1000 {
+        for name in ipcbench_posix_mq::names(&format!("ipcb{driver_pid}t{trial}")) {
+            let c = std::ffi::CString::new(name.clone()).unwrap();
+            // SAFETY: a NUL-terminated name; a descriptor, if one is returned, is closed.
+            let mqd = unsafe { libc::mq_open(c.as_ptr(), libc::O_RDONLY) };
+            if mqd != -1 {
+                unsafe { libc::mq_close(mqd) };
+            }
+            assert_eq!(mqd, -1, "the POSIX queue {name} outlived the run");
+        }
+    }
 }
 
 fn results_of<'a>(doc: &'a Value, case: &str, lib: &str) -> &'a Value {

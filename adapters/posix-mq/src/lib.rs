@@ -171,7 +171,10 @@ fn check_queue(setup: &Setup, role: &str) -> Result<(usize, usize)> {
 }
 
 /// A stream's two queues and a work queue's one.
-fn names(trial: &str) -> [String; 3] {
+/// The queues a trial may make: a stream's two, a work queue's one. Public so that the harness's
+/// tests can check that none outlives its trial (/dev/mqueue, which would list them, is not
+/// always mounted).
+pub fn names(trial: &str) -> [String; 3] {
     [format!("/{trial}.forth"), format!("/{trial}.back"), format!("/{trial}.queue")]
 }
 

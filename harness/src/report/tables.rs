@@ -49,8 +49,14 @@ impl Footnotes {
 /// oversubscribed, `†` a note, `—ⁿ` a dash with footnote n.
 pub fn result_cell(view: &View, r: Option<&CaseResult>, source: usize, notes: &mut Footnotes) -> String {
     let Some(r) = r else { return String::new() };
-    let marks =
-        format!("{}{}", if r.note.is_some() { " †" } else { "" }, if r.oversubscribed { " *" } else { "" });
+    let noisy = r.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY);
+    let marks = format!(
+        "{}{}{}{}",
+        if r.note.is_some() { " †" } else { "" },
+        if noisy { " ~" } else { "" },
+        if r.concurrent_runs.is_empty() { "" } else { " !" },
+        if r.oversubscribed { " *" } else { "" }
+    );
     match (r.status.as_str(), &r.median) {
         ("ok", Some(f)) => {
             let text = cell(&r.pattern, f);
@@ -99,7 +105,8 @@ pub fn case_rows(view: &View) -> (Rows, Footnotes) {
 }
 
 pub const LEGEND: &str = "bold: the fastest in its row (on its machine); ≈: level with the fastest (the two \
-     results' runs overlap, see docs/METHOD.md); *: oversubscribed (more processes than cores); †: every \
+     results' runs overlap, see docs/METHOD.md); ~: noisy (its runs spread more than 10% of the median); !: \
+     another ipcbench run was running; *: oversubscribed (more processes than cores); †: every \
      server answered every request (they do not share a load). Rates are messages (or calls) per second; a \
      round trip shows its p50 and p99.";
 
@@ -108,7 +115,8 @@ fn case_table(view: &View) -> String {
     let mut out = render(&header, &rows);
     out.push_str(
         "\n**Bold**: the fastest in its row (on its machine); ≈: level with the fastest (the two results' \
-         runs overlap, see docs/METHOD.md); \\*: oversubscribed (more processes than cores); †: every \
+         runs overlap, see docs/METHOD.md); ~: noisy (its runs spread more than 10% of the median); !: \
+         another ipcbench run was running; \\*: oversubscribed (more processes than cores); †: every \
          server answered every request (they do not share a load). Rates are messages (or calls) per \
          second; a round trip shows its p50 and p99.\n\n",
     );
@@ -208,10 +216,22 @@ fn buffers_table(view: &View) -> String {
 }
 
 pub fn machine_rows(view: &View) -> Rows {
-    let header: Vec<String> =
-        ["machine", "CPU", "cores", "memory", "OS", "kernel", "hypervisor", "runs", "date", "toolchain"]
-            .map(String::from)
-            .to_vec();
+    let header: Vec<String> = [
+        "machine",
+        "CPU",
+        "cores",
+        "memory",
+        "OS",
+        "kernel",
+        "hypervisor",
+        "idle-core wake-up",
+        "busy at start",
+        "runs",
+        "date",
+        "toolchain",
+    ]
+    .map(String::from)
+    .to_vec();
     let rows: Vec<Vec<String>> = view
         .sources
         .iter()
@@ -229,6 +249,11 @@ pub fn machine_rows(view: &View) -> Rows {
                     .flatten()
                     .collect::<Vec<_>>()
                     .join(", "),
+                d.conditions
+                    .as_ref()
+                    .and_then(|c| c.wake_up_us)
+                    .map_or("not recorded".into(), |w| format!("{:.1} µs (median)", w.median_us)),
+                d.conditions.as_ref().map_or("not recorded".into(), |c| format!("{:.2} cores", c.busy_cores)),
                 format!(
                     "{} of {} s after {} s of warm-up",
                     d.settings.runs, d.settings.duration_s, d.settings.warmup_s
@@ -377,13 +402,13 @@ pub fn csv(view: &View) -> String {
     };
     let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let mut out = String::from(
-        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,lost_share,processes,oversubscribed,reason\n",
+        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,lost_share,spread_relative,processes,oversubscribed,reason\n",
     );
     for s in view.sources {
         for r in &s.doc.results {
             let f = r.median;
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&s.label),
                 q(&r.case),
                 r.pattern,
@@ -396,6 +421,7 @@ pub fn csv(view: &View) -> String {
                 num(f.and_then(|f| f.p50_ns)),
                 num(f.and_then(|f| f.p99_ns)),
                 num(f.and_then(|f| f.lost_share)),
+                num(r.spread.as_ref().map(|s| s.relative)),
                 r.processes,
                 r.oversubscribed,
                 q(r.reason.as_deref().unwrap_or("")),
