@@ -75,7 +75,7 @@ impl Conditions {
             busy_cores: busy_cores(Duration::from_millis(150)),
             governor: governor(),
             idle: idle_states(),
-            wake_up_us: wake_up(20),
+            wake_up_us: wake_up(8),
             dev_shm_bytes,
             dev_shm_free_bytes,
             mq_msg_max: number("/proc/sys/fs/mqueue/msg_max"),

@@ -754,7 +754,11 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
 fn two_runs_at_once_do_not_collide_and_each_warns_of_the_other() {
     let t = RunTest::new("concurrent");
     let (a_out, b_out) = (t.out.join("a"), t.out.join("b"));
-    let line = "stream/16B stream-rtt/16B --lib fastipc,uds,pipe --runs 1 --warmup 30ms --duration 300ms";
+    // Every library at once in both: no channel, file, directory or service may collide.
+    let line = format!(
+        "stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 30ms --duration 100ms",
+        LIBRARIES.join(",")
+    );
     let mut a = start(&words(&format!("run {line} stream/1KiB")), &a_out);
     let mut a_err = BufReader::new(a.stderr.take().unwrap());
     // The first has its lock once it names its results file.
