@@ -178,7 +178,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         eprintln!("ipcbench: resuming: {} of {total} done before, kept; running the rest", kept.len());
     }
 
-    let ctx = RunContext { opts, dir: &dir.path, tag: &dir.tag, cores, warned: Mutex::new(Vec::new()) };
+    let ctx = RunContext { opts, dir: &dir.path, tag: &dir.tag, cores, warned: Default::default() };
     let mut trials = 0usize;
     let mut failed = 0;
     let mut stop = false;
@@ -261,14 +261,14 @@ struct RunContext<'a> {
     tag: &'a str,
     cores: usize,
     /// The other runs already warned about.
-    warned: Mutex<Vec<u32>>,
+    warned: std::cell::RefCell<Vec<u32>>,
 }
 
 impl RunContext<'_> {
     /// The other runs alive now: each new one is warned about once; all go in the result.
     fn others(&self, result: &mut CaseResult) {
         let live = runs::live_others();
-        let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
+        let mut warned = self.warned.borrow_mut();
         for &pid in &live {
             if !warned.contains(&pid) {
                 warned.push(pid);
