@@ -209,7 +209,9 @@ impl Measure {
                 here.kernel
             );
         }
-        let libraries = driver::libraries(Some(&doc.settings.libraries.join(",")))?;
+        let libraries = driver::libraries(Some(&doc.settings.libraries.join(","))).with_context(|| {
+            format!("--resume: a library of {} is not built into this binary", path.display())
+        })?;
         for lib in &libraries {
             if let Some(then) = doc.libraries.iter().find(|l| l.id == lib.id)
                 && then.version != lib.version
@@ -223,7 +225,9 @@ impl Measure {
                 );
             }
         }
-        let cases = cases::select(&cases::matrix(), &doc.settings.cases)?;
+        let cases = cases::select(&cases::matrix(), &doc.settings.cases).with_context(|| {
+            format!("--resume: a case of {} is not in this binary's matrix", path.display())
+        })?;
         let s = &doc.settings;
         let secs = |x: f64| {
             Duration::try_from_secs_f64(x).map_err(|e| anyhow!("--resume: a duration in the file: {e}"))

@@ -1036,3 +1036,39 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     }
     t.nothing_left(pid);
 }
+
+#[test]
+fn an_interleaved_run_interrupted_mid_round_is_resumed_whole() {
+    let t = RunTest::new("interleaved-resume");
+    let args =
+        words("run stream/16B --lib uds,pipe --runs 3 --order interleaved --warmup 20ms --duration 60ms -v");
+    let mut driver = start(&args, &t.out);
+    let pid = driver.id();
+    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
+    read_until(&mut stderr, "stream/16B pipe waiting run 2/3");
+    // SAFETY: the driver's pid, which this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    assert_eq!(driver.wait().unwrap().code(), Some(130));
+    let doc = the_json(&t.out);
+    assert_eq!(doc["status"], "interrupted");
+    for lib in ["uds", "pipe"] {
+        // Both had runs to go: neither median stands on fewer runs than asked for.
+        assert_eq!(results_of(&doc, "stream/16B", lib)["status"], "interrupted", "{lib}");
+    }
+    let file = std::fs::read_dir(&t.out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let out = ipcbench(&["run", "--resume", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = the_json(&t.out);
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["settings"]["order"], "interleaved");
+    for lib in ["uds", "pipe"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "ok", "{lib}: {r}");
+        assert_eq!(r["modes"][0]["runs"].as_array().unwrap().len(), 3, "{lib}: every run, again");
+    }
+    t.nothing_left(pid);
+}
