@@ -768,8 +768,11 @@ impl Trial<'_> {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 let (doing, budget) = match stage {
-                    Stage::SettingUp => ("setting up", "the set-up timeout and 5 s"),
-                    Stage::Running => ("running", "the window, a drain and the grace"),
+                    Stage::SettingUp => ("setting up", "the set-up timeout and 5 s".to_string()),
+                    Stage::Running => (
+                        "running",
+                        format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.grace),
+                    ),
                 };
                 let waiting: Vec<String> = children
                     .procs
