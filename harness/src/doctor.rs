@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::cases::Case;
-use crate::results::Machine;
+use crate::results::{Machine, read};
 use crate::runs;
 
 /// The conditions a run started in (the results' `conditions`).
@@ -50,10 +50,6 @@ pub const BUSY: f64 = 0.2;
 const SLOW_WAKE_US: f64 = 20.0;
 /// Less free /dev/shm than this and the shared-memory libraries may not fit.
 const SHM_NEEDED: u64 = 512 << 20;
-
-fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
-}
 
 fn number(path: &str) -> Option<u64> {
     read(path)?.parse().ok()

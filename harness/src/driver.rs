@@ -82,6 +82,9 @@ impl Order {
     }
 }
 
+/// The reason of a case the run's interruption cut short.
+const INTERRUPTED_REASON: &str = "the run was interrupted (Ctrl-C or SIGTERM)";
+
 /// A run's spread across its runs above this share of the median is flagged as noisy.
 pub const NOISY: f64 = 0.10;
 
@@ -226,7 +229,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     && result.modes.iter().any(|m| m.runs.len() < opts.runs as usize)
                 {
                     result.status = "interrupted".into();
-                    result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                    result.reason = Some(INTERRUPTED_REASON.into());
                 }
                 ctx.finish(case, &mut result);
                 failed += (result.status == "failed") as usize;
@@ -340,7 +343,6 @@ impl RunContext<'_> {
             .iter()
             .map(|m| ModeResult { mode: m.as_str().into(), runs: Vec::new(), median: None })
             .collect();
-        self.others(&mut result);
         result
     }
 
@@ -355,6 +357,9 @@ impl RunContext<'_> {
         trials: &mut usize,
     ) {
         let opts = self.opts;
+        // Checked as each run starts: a library set up early in a case but run late (the
+        // sequential order) records the runs that overlapped its own trials, not the case's.
+        self.others(result);
         for (m, &mode) in lib.modes.iter().enumerate() {
             *trials += 1;
             if opts.verbose {
@@ -374,7 +379,7 @@ impl RunContext<'_> {
                 Ok(record) => result.modes[m].runs.push(record),
                 Err(TrialError::Interrupted) => {
                     result.status = "interrupted".into();
-                    result.reason = Some("the run was interrupted (Ctrl-C or SIGTERM)".into());
+                    result.reason = Some(INTERRUPTED_REASON.into());
                 }
                 Err(TrialError::Failed(reason)) => {
                     result.status = "failed".into();

@@ -144,6 +144,27 @@ pub struct CaseResult {
     pub modes: Vec<ModeResult>,
 }
 
+impl CaseResult {
+    /// Whether its runs spread more than `driver::NOISY` of the median.
+    pub fn noisy(&self) -> bool {
+        self.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY)
+    }
+
+    /// The marks beside its figure in every table: † a note, ~ noisy, ! another run was
+    /// running, * oversubscribed.
+    pub fn marks(&self) -> String {
+        [
+            (self.note.is_some(), " †"),
+            (self.noisy(), " ~"),
+            (!self.concurrent_runs.is_empty(), " !"),
+            (self.oversubscribed, " *"),
+        ]
+        .into_iter()
+        .filter_map(|(on, mark)| on.then_some(mark))
+        .collect()
+    }
+}
+
 /// The spread of a case's runs: the least and the greatest of its figure (the rate, or a round
 /// trip's p50) and their difference as a share of the median.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -217,8 +238,9 @@ pub fn remove_partial_copies(path: &Path) {
     }
 }
 
-fn read(path: &str) -> Option<String> {
-    fs::read_to_string(path).ok()
+/// A small text file (/proc, /sys), trimmed; None if it cannot be read.
+pub fn read(path: &str) -> Option<String> {
+    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
 impl Machine {
@@ -259,8 +281,7 @@ impl Machine {
         Machine {
             cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
             cores: cores(),
-            kernel: read("/proc/sys/kernel/osrelease")
-                .map_or_else(|| "unknown".into(), |s| s.trim().to_string()),
+            kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             os,
             hypervisor,
             container: detect("--container"),

@@ -43,14 +43,7 @@ pub fn cell(pattern: &str, f: &Figures) -> String {
 }
 
 fn result_cell(r: &CaseResult) -> String {
-    let note = if r.note.is_some() { " †" } else { "" };
-    let noisy = r.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY);
-    let mark = format!(
-        "{note}{}{}{}",
-        if noisy { " ~" } else { "" },
-        if r.concurrent_runs.is_empty() { "" } else { " !" },
-        if r.oversubscribed { " *" } else { "" }
-    );
+    let mark = r.marks();
     match (r.status.as_str(), &r.median) {
         ("ok", Some(f)) => format!("{}{mark}", cell(&r.pattern, f)),
         ("unsupported", _) => "—".into(),
@@ -83,7 +76,7 @@ pub fn progress_line(r: &CaseResult) -> String {
     } else {
         String::new()
     };
-    if let Some(s) = r.spread.as_ref().filter(|s| s.relative > crate::driver::NOISY) {
+    if let Some(s) = r.spread.as_ref().filter(|_| r.noisy()) {
         let (lo, hi) =
             if s.figure == "p50_ns" { (nanos(s.min), nanos(s.max)) } else { (rate(s.min), rate(s.max)) };
         over.push_str(&format!(
@@ -148,7 +141,7 @@ pub fn medians(doc: &Document) -> String {
             "\n† every server answered every request: the servers do not share a load (the result's `note`).",
         );
     }
-    if doc.results.iter().any(|r| r.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY)) {
+    if doc.results.iter().any(CaseResult::noisy) {
         out.push_str(&format!(
             "\n~ noisy: the runs spread more than {:.0}% of the median (the result's `spread`); more --runs, or --order interleaved, tell more.",
             crate::driver::NOISY * 100.0

@@ -79,14 +79,20 @@ fn ipcbench(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("the ipcbench binary runs")
 }
 
-fn the_json(dir: &Path) -> Value {
+/// The one results file in `dir`.
+fn the_json_path(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("the results folder exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     assert_eq!(files.len(), 1, "one results file in {}: {files:?}", dir.display());
-    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).expect("the results file is JSON")
+    files.into_iter().next().unwrap()
+}
+
+fn the_json(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(the_json_path(dir)).unwrap())
+        .expect("the results file is JSON")
 }
 
 fn shm_entries() -> Vec<String> {
@@ -423,11 +429,7 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
     let (pid, output, doc) =
         short(&t.out, &[&["run"], &cases[..], &["--lib", "fastipc,uds,posix-mq"]].concat());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let json = std::fs::read_dir(&t.out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
+    let json = the_json_path(&t.out);
     // `run` built its report beside its JSON.
     let beside = json.with_extension("");
     for f in ["report.md", "medians.csv", "index.html", "charts/stream.svg", "charts/stream.png"] {
@@ -717,11 +719,7 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     }
     assert!(children_of_run(pid).is_empty(), "children outlived a killed driver");
 
-    let file = std::fs::read_dir(&t.out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
+    let file = the_json_path(&t.out);
     let resumed = Command::new(BIN)
         .args(["run", "--resume", file.to_str().unwrap()])
         .stdout(Stdio::piped())
@@ -1055,11 +1053,7 @@ fn an_interleaved_run_interrupted_mid_round_is_resumed_whole() {
         // Both had runs to go: neither median stands on fewer runs than asked for.
         assert_eq!(results_of(&doc, "stream/16B", lib)["status"], "interrupted", "{lib}");
     }
-    let file = std::fs::read_dir(&t.out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
+    let file = the_json_path(&t.out);
     let out = ipcbench(&["run", "--resume", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = the_json(&t.out);

@@ -49,14 +49,7 @@ impl Footnotes {
 /// oversubscribed, `†` a note, `—ⁿ` a dash with footnote n.
 pub fn result_cell(view: &View, r: Option<&CaseResult>, source: usize, notes: &mut Footnotes) -> String {
     let Some(r) = r else { return String::new() };
-    let noisy = r.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY);
-    let marks = format!(
-        "{}{}{}{}",
-        if r.note.is_some() { " †" } else { "" },
-        if noisy { " ~" } else { "" },
-        if r.concurrent_runs.is_empty() { "" } else { " !" },
-        if r.oversubscribed { " *" } else { "" }
-    );
+    let marks = r.marks();
     match (r.status.as_str(), &r.median) {
         ("ok", Some(f)) => {
             let text = cell(&r.pattern, f);
