@@ -1,192 +1,15 @@
-//! `ipcbench doctor`: what on this machine will bend the figures, each with what to do. `run`
-//! measures the same conditions at its start, records them in the results and warns when the
-//! machine is busy.
+//! `ipcbench doctor`: what on this machine will bend the figures (`machine` measures them), each
+//! with what to do. `run` measures the same conditions at its start, records them in the results
+//! and warns when the machine is busy.
 
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use crate::format::mib;
+use crate::machine::{BUSY, Conditions, Machine};
+use crate::matrix::Case;
 
-use serde::{Deserialize, Serialize};
-
-use crate::cases::Case;
-use crate::results::{Machine, read};
-use crate::runs;
-
-/// The conditions a run started in (the results' `conditions`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Conditions {
-    /// The 1-minute load average.
-    pub load_1m: f64,
-    /// The cores other processes kept busy over a short sample at the start (0.0 to `cores`).
-    pub busy_cores: f64,
-    /// Each core's frequency governor, when the kernel exposes one (not on most VMs).
-    pub governor: Option<String>,
-    /// The kernel's idle driver and its states (name, exit latency in µs).
-    pub idle: Option<String>,
-    /// How long a thread blocked on another core takes to run once woken, after that core idled
-    /// for a millisecond: the median and the greatest of a few rounds, in µs.
-    pub wake_up_us: Option<WakeUp>,
-    pub dev_shm_bytes: Option<u64>,
-    pub dev_shm_free_bytes: Option<u64>,
-    /// fs.mqueue: msg_max, msgsize_max, queues_max; and RLIMIT_MSGQUEUE (bytes).
-    pub mq_msg_max: Option<u64>,
-    pub mq_msgsize_max: Option<u64>,
-    pub mq_queues_max: Option<u64>,
-    pub mq_rlimit_bytes: Option<u64>,
-    /// Other ipcbench runs alive at the start (their driver's pid).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub other_runs: Vec<u32>,
-}
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct WakeUp {
-    pub median_us: f64,
-    pub max_us: f64,
-    pub rounds: usize,
-}
-
-/// Other processes keeping this share of a core busy make a machine busy.
-pub const BUSY: f64 = 0.2;
 /// A wake-up slower than this (µs) shows in every blocking receive that finds its process asleep.
 const SLOW_WAKE_US: f64 = 20.0;
 /// Less free /dev/shm than this and the shared-memory libraries may not fit.
 const SHM_NEEDED: u64 = 512 << 20;
-
-fn number(path: &str) -> Option<u64> {
-    read(path)?.parse().ok()
-}
-
-impl Conditions {
-    /// Measures them: about a fifth of a second.
-    pub fn now() -> Conditions {
-        let (dev_shm_bytes, dev_shm_free_bytes) = statvfs("/dev/shm");
-        let mut rlimit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: getrlimit writes the struct we pass.
-        let mq_rlimit_bytes = (unsafe { libc::getrlimit(libc::RLIMIT_MSGQUEUE, &mut rlimit) } == 0)
-            .then_some(rlimit.rlim_cur)
-            .filter(|&r| r != libc::RLIM_INFINITY);
-        Conditions {
-            load_1m: read("/proc/loadavg")
-                .and_then(|l| l.split_whitespace().next()?.parse().ok())
-                .unwrap_or(0.0),
-            busy_cores: busy_cores(Duration::from_millis(150)),
-            governor: governor(),
-            idle: idle_states(),
-            wake_up_us: wake_up(8),
-            dev_shm_bytes,
-            dev_shm_free_bytes,
-            mq_msg_max: number("/proc/sys/fs/mqueue/msg_max"),
-            mq_msgsize_max: number("/proc/sys/fs/mqueue/msgsize_max"),
-            mq_queues_max: number("/proc/sys/fs/mqueue/queues_max"),
-            mq_rlimit_bytes,
-            other_runs: runs::live_others(),
-        }
-    }
-}
-
-fn statvfs(path: &str) -> (Option<u64>, Option<u64>) {
-    let Ok(c) = std::ffi::CString::new(path) else { return (None, None) };
-    // SAFETY: statvfs is plain old data, filled by the call from a NUL-terminated path.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-        return (None, None);
-    }
-    let block = s.f_frsize as u64;
-    (Some(s.f_blocks as u64 * block), Some(s.f_bavail as u64 * block))
-}
-
-/// Busy and total jiffies of all cores, from /proc/stat's first line.
-fn cpu_times() -> Option<(u64, u64)> {
-    let stat = read("/proc/stat")?;
-    let fields: Vec<u64> =
-        stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
-    let total: u64 = fields.iter().take(8).sum();
-    // idle and iowait are not busy.
-    let idle = fields.get(3)? + fields.get(4).unwrap_or(&0);
-    Some((total - idle, total))
-}
-
-/// The cores kept busy by others while this process sleeps for `over`.
-fn busy_cores(over: Duration) -> f64 {
-    let Some((b0, t0)) = cpu_times() else { return 0.0 };
-    std::thread::sleep(over);
-    let Some((b1, t1)) = cpu_times() else { return 0.0 };
-    if t1 <= t0 {
-        return 0.0;
-    }
-    (b1 - b0) as f64 / (t1 - t0) as f64 * crate::results::cores() as f64
-}
-
-fn governor() -> Option<String> {
-    let mut all: Vec<String> = (0..crate::results::cores().max(1))
-        .filter_map(|i| read(&format!("/sys/devices/system/cpu/cpu{i}/cpufreq/scaling_governor")))
-        .collect();
-    all.sort();
-    all.dedup();
-    (!all.is_empty()).then(|| all.join(", "))
-}
-
-fn idle_states() -> Option<String> {
-    let driver = read("/sys/devices/system/cpu/cpuidle/current_driver")?;
-    let states: Vec<String> = (0..16)
-        .map_while(|i| {
-            let dir = format!("/sys/devices/system/cpu/cpu0/cpuidle/state{i}");
-            Some(format!("{} ({} µs)", read(&format!("{dir}/name"))?, read(&format!("{dir}/latency"))?))
-        })
-        .collect();
-    Some(format!("{driver}: {}", states.join(", ")))
-}
-
-/// Pins the calling thread to the `nth` core it may run on, if there is one.
-fn pin(nth: usize) {
-    // SAFETY: cpu_set_t is plain old data; the calls take our own thread (pid 0) and a set.
-    unsafe {
-        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
-            return;
-        }
-        let Some(cpu) = (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &allowed)).nth(nth)
-        else {
-            return;
-        };
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut one);
-        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one);
-    }
-}
-
-/// The wake-up of an idle core: a thread pinned to a second core blocks on a channel; this one,
-/// after a millisecond's sleep (long enough for that core to idle), stamps the time and sends
-/// it; the woken thread measures how long it took to run.
-fn wake_up(rounds: usize) -> Option<WakeUp> {
-    if crate::results::cores() < 2 {
-        return None;
-    }
-    let (to_sleeper, stamps) = mpsc::channel::<Instant>();
-    let (to_waker, delays) = mpsc::channel::<Duration>();
-    let sleeper = std::thread::spawn(move || {
-        pin(1);
-        while let Ok(sent) = stamps.recv() {
-            if to_waker.send(sent.elapsed()).is_err() {
-                break;
-            }
-        }
-    });
-    let waker = std::thread::spawn(move || {
-        pin(0);
-        let mut us = Vec::with_capacity(rounds);
-        for _ in 0..rounds {
-            std::thread::sleep(Duration::from_millis(1));
-            to_sleeper.send(Instant::now()).ok()?;
-            us.push(delays.recv().ok()?.as_secs_f64() * 1e6);
-        }
-        drop(to_sleeper);
-        Some(us)
-    });
-    let mut us = waker.join().ok()??;
-    let _ = sleeper.join();
-    us.sort_by(f64::total_cmp);
-    Some(WakeUp { median_us: us[us.len() / 2], max_us: *us.last()?, rounds })
-}
 
 /// One fact, whether it bends the figures, and what to do.
 pub struct Check {
@@ -194,10 +17,6 @@ pub struct Check {
     pub value: String,
     pub bends: bool,
     pub advice: String,
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{} MiB", bytes >> 20)
 }
 
 pub fn checks(

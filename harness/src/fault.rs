@@ -5,7 +5,7 @@
 
 use anyhow::{Result, bail};
 
-use crate::cases::{Case, Role, glob_match};
+use crate::matrix::{Case, Role, glob_match};
 
 /// When in a trial the signal goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ mod tests {
         let f = Fault::parse("stop:window:receiving:stream/*").unwrap();
         assert_eq!((f.signal, f.stage, f.side), (libc::SIGSTOP, Stage::Window, Side::Receiving));
         assert_eq!(f.cases.as_deref(), Some("stream/*"));
-        let all = crate::cases::matrix();
+        let all = crate::matrix::matrix();
         let stream = all.iter().find(|c| c.name == "stream/16B").unwrap();
         let queue = all.iter().find(|c| c.name == "queue/1x1/16B").unwrap();
         assert!(f.applies(stream, true, 1) && !f.applies(stream, true, 2) && !f.applies(stream, false, 1));

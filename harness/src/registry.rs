@@ -1,109 +1,128 @@
-//! The libraries built in: the one place that names each adapter. Adding a library is a crate
-//! under adapters/, its id in `IDS` and an arm in each of the three matches below (and its
-//! dependency line in harness/Cargo.toml).
+//! The libraries built in: one table, the one place that names each adapter. The list, the
+//! dispatch of a child process and the clean-up after a trial all follow from it. Adding a
+//! library is a crate under adapters/, its line in `LIBRARIES` and its dependency line in
+//! harness/Cargo.toml.
 
 use anyhow::{Result, bail};
-use ipcbench_api::LibraryInfo;
+use ipcbench_api::{Library, LibraryInfo};
 
-use crate::cases;
-use crate::child::{self, ChildArgs};
+use crate::matrix;
+use crate::role::{self, ChildArgs};
 
-/// Every library's id, in the order of the tables.
-pub const IDS: &[&str] = &[
-    "fastipc",
-    "iceoryx2",
-    "aeron",
-    "zmq",
-    "nng",
-    "ipc-channel",
-    "boost",
-    "uds",
-    "uds-seqpacket",
-    "tcp",
-    "pipe",
-    "fifo",
-    "posix-mq",
-    "shm-ring",
+/// What the harness asks of one adapter, as plain functions of its `Library` type.
+pub struct Entry {
+    pub info: fn() -> LibraryInfo,
+    /// Runs one role process: everything below it is compiled for that library alone.
+    pub run_child: fn(&ChildArgs) -> Result<()>,
+    /// After every trial: what only the library can find of it.
+    pub remove_leftovers: fn(&str),
+}
+
+/// The entry of library `L`.
+pub const fn entry<L: Library>() -> Entry {
+    Entry { info: L::info, run_child: role::run::<L>, remove_leftovers: L::remove_leftovers }
+}
+
+/// Every library built in, in the order of the tables.
+pub static LIBRARIES: [Entry; 14] = [
+    entry::<ipcbench_fastipc::FastIpc>(),
+    entry::<ipcbench_iceoryx2::Iceoryx2>(),
+    entry::<ipcbench_aeron::AeronIpc>(),
+    entry::<ipcbench_zmq::Zmq>(),
+    entry::<ipcbench_nng::Nng>(),
+    entry::<ipcbench_ipc_channel::IpcChannel>(),
+    entry::<ipcbench_boost::Boost>(),
+    entry::<ipcbench_uds::Uds>(),
+    entry::<ipcbench_uds::Seqpacket>(),
+    entry::<ipcbench_uds::Tcp>(),
+    entry::<ipcbench_pipes::Pipe>(),
+    entry::<ipcbench_pipes::Fifo>(),
+    entry::<ipcbench_posix_mq::PosixMq>(),
+    entry::<ipcbench_shm_ring::ShmRing>(),
 ];
 
-pub fn info(id: &str) -> Result<LibraryInfo> {
-    use ipcbench_api::Library;
-    Ok(match id {
-        "fastipc" => ipcbench_fastipc::FastIpc::info(),
-        "iceoryx2" => ipcbench_iceoryx2::Iceoryx2::info(),
-        "aeron" => ipcbench_aeron::AeronIpc::info(),
-        "zmq" => ipcbench_zmq::Zmq::info(),
-        "nng" => ipcbench_nng::Nng::info(),
-        "ipc-channel" => ipcbench_ipc_channel::IpcChannel::info(),
-        "boost" => ipcbench_boost::Boost::info(),
-        "uds" => ipcbench_uds::Uds::info(),
-        "uds-seqpacket" => ipcbench_uds::Seqpacket::info(),
-        "tcp" => ipcbench_uds::Tcp::info(),
-        "pipe" => ipcbench_pipes::Pipe::info(),
-        "fifo" => ipcbench_pipes::Fifo::info(),
-        "posix-mq" => ipcbench_posix_mq::PosixMq::info(),
-        "shm-ring" => ipcbench_shm_ring::ShmRing::info(),
-        other => bail!("{}", unknown(other)),
-    })
+/// Every library's id, in the order of the tables.
+pub fn ids() -> Vec<&'static str> {
+    LIBRARIES.iter().map(|e| (e.info)().id).collect()
 }
 
-/// Runs one role process: the one dispatch on the library's name; everything below it is
-/// compiled for that library alone.
+/// The library with this id; an unknown one is an error naming the nearest.
+pub fn find(id: &str) -> Result<(&'static Entry, LibraryInfo)> {
+    for e in &LIBRARIES {
+        let info = (e.info)();
+        if info.id == id {
+            return Ok((e, info));
+        }
+    }
+    bail!("{}", unknown(id))
+}
+
+/// The libraries a `--lib` list names (every one when there is no list), in the list's order,
+/// each once.
+pub fn select(wanted: Option<&str>) -> Result<Vec<LibraryInfo>> {
+    let Some(list) = wanted else {
+        return Ok(LIBRARIES.iter().map(|e| (e.info)()).collect());
+    };
+    let ids: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if ids.is_empty() {
+        bail!("--lib names no library: the libraries built in are {}", ids_text());
+    }
+    let mut out: Vec<LibraryInfo> = Vec::new();
+    for id in ids {
+        let (_, info) = find(id)?;
+        if !out.iter().any(|l| l.id == info.id) {
+            out.push(info);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one role process of the library the arguments name: the one dispatch on its name.
 pub fn run_child(args: &ChildArgs) -> Result<()> {
-    match args.library.as_str() {
-        "fastipc" => child::run::<ipcbench_fastipc::FastIpc>(args),
-        "iceoryx2" => child::run::<ipcbench_iceoryx2::Iceoryx2>(args),
-        "aeron" => child::run::<ipcbench_aeron::AeronIpc>(args),
-        "zmq" => child::run::<ipcbench_zmq::Zmq>(args),
-        "nng" => child::run::<ipcbench_nng::Nng>(args),
-        "ipc-channel" => child::run::<ipcbench_ipc_channel::IpcChannel>(args),
-        "boost" => child::run::<ipcbench_boost::Boost>(args),
-        "uds" => child::run::<ipcbench_uds::Uds>(args),
-        "uds-seqpacket" => child::run::<ipcbench_uds::Seqpacket>(args),
-        "tcp" => child::run::<ipcbench_uds::Tcp>(args),
-        "pipe" => child::run::<ipcbench_pipes::Pipe>(args),
-        "fifo" => child::run::<ipcbench_pipes::Fifo>(args),
-        "posix-mq" => child::run::<ipcbench_posix_mq::PosixMq>(args),
-        "shm-ring" => child::run::<ipcbench_shm_ring::ShmRing>(args),
-        other => bail!("{}", unknown(other)),
+    (find(&args.library)?.0.run_child)(args)
+}
+
+/// After trial `trial` of library `id`: what only the library can find of it.
+pub fn remove_leftovers(id: &str, trial: &str) {
+    if let Ok((e, _)) = find(id) {
+        (e.remove_leftovers)(trial);
     }
 }
 
-/// After every trial: what only the library can find of it (its `remove_leftovers`).
-pub fn remove_leftovers(id: &str, trial: &str) {
-    use ipcbench_api::Library;
-    match id {
-        "fastipc" => ipcbench_fastipc::FastIpc::remove_leftovers(trial),
-        "iceoryx2" => ipcbench_iceoryx2::Iceoryx2::remove_leftovers(trial),
-        "aeron" => ipcbench_aeron::AeronIpc::remove_leftovers(trial),
-        "zmq" => ipcbench_zmq::Zmq::remove_leftovers(trial),
-        "nng" => ipcbench_nng::Nng::remove_leftovers(trial),
-        "ipc-channel" => ipcbench_ipc_channel::IpcChannel::remove_leftovers(trial),
-        "boost" => ipcbench_boost::Boost::remove_leftovers(trial),
-        "uds" => ipcbench_uds::Uds::remove_leftovers(trial),
-        "uds-seqpacket" => ipcbench_uds::Seqpacket::remove_leftovers(trial),
-        "tcp" => ipcbench_uds::Tcp::remove_leftovers(trial),
-        "pipe" => ipcbench_pipes::Pipe::remove_leftovers(trial),
-        "fifo" => ipcbench_pipes::Fifo::remove_leftovers(trial),
-        "posix-mq" => ipcbench_posix_mq::PosixMq::remove_leftovers(trial),
-        "shm-ring" => ipcbench_shm_ring::ShmRing::remove_leftovers(trial),
-        _ => {}
+/// Every library's leftovers of trial `trial` (a killed run's: which libraries it ran is not
+/// known).
+pub fn remove_all_leftovers(trial: &str) {
+    for e in &LIBRARIES {
+        (e.remove_leftovers)(trial);
     }
+}
+
+fn ids_text() -> String {
+    ids().join(", ")
 }
 
 pub fn unknown(id: &str) -> String {
-    let near = cases::near_matches(id, IDS.iter().copied());
+    let ids = ids();
+    let near = matrix::near_matches(id, ids.iter().copied());
     let hint = if near.is_empty() { String::new() } else { format!("did you mean {}? ", near.join(", ")) };
-    format!("unknown library {id:?}: {hint}the libraries built in are {}", IDS.join(", "))
+    format!("unknown library {id:?}: {hint}the libraries built in are {}", ids.join(", "))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn every_id_has_its_adapter() {
-        for id in super::IDS {
-            assert_eq!(super::info(id).unwrap().id, *id);
+    fn every_library_is_found_by_its_id_once() {
+        let ids = ids();
+        assert_eq!(ids.len(), LIBRARIES.len());
+        for id in &ids {
+            assert_eq!(find(id).unwrap().1.id, *id);
+            assert_eq!(ids.iter().filter(|x| *x == id).count(), 1, "{id} twice");
         }
-        assert!(super::unknown("fastpic").contains("did you mean fastipc"));
+        assert!(unknown("fastpic").contains("did you mean fastipc"));
+        let two = select(Some("uds, fastipc,uds")).unwrap();
+        assert_eq!(two.iter().map(|l| l.id).collect::<Vec<_>>(), ["uds", "fastipc"]);
+        assert!(select(Some(",")).unwrap_err().to_string().contains("--lib names no library"));
     }
 }

@@ -1,15 +1,19 @@
-//! The results file: self-describing JSON, rewritten (atomically) as each case finishes.
+//! The results file: its schema (self-describing JSON; statuses, modes, roles and figures are
+//! typed here and written as the same strings as always), how it is read and refused, and how
+//! it is rewritten atomically as each case finishes. Data only: the rules about figures are in
+//! `analysis`, their presentation in `report`.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use ipcbench_api::{LibraryInfo, Support};
+use anyhow::{Context, Result, anyhow, bail};
+use ipcbench_api::{Capabilities, LibraryInfo, RecvMode, Support};
 use serde::{Deserialize, Serialize};
 
-use crate::figures::{Figures, RoleReport};
+use crate::machine::{Conditions, Machine};
+use crate::matrix::{Pattern, Role};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -20,8 +24,7 @@ pub struct Document {
     pub started: String,
     #[serde(default)]
     pub finished: Option<String>,
-    /// running, complete or interrupted.
-    pub status: String,
+    pub status: RunStatus,
     /// When `run --resume` took the file up again, each time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<String>,
@@ -29,10 +32,19 @@ pub struct Document {
     pub machine: Machine,
     /// What the machine was like when the run started (`ipcbench doctor` says what each means).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<crate::doctor::Conditions>,
+    pub conditions: Option<Conditions>,
     pub toolchain: BTreeMap<String, String>,
     pub libraries: Vec<LibraryRecord>,
     pub results: Vec<CaseResult>,
+}
+
+/// Where a run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -42,27 +54,39 @@ pub struct Settings {
     pub warmup_s: f64,
     pub setup_timeout_s: f64,
     pub skip_oversubscribed: bool,
-    /// sequential, or interleaved (the libraries of a case in alternating rounds).
-    #[serde(default = "sequential")]
-    pub order: String,
+    #[serde(default = "Order::default")]
+    pub order: Order,
     pub cases: Vec<String>,
     pub libraries: Vec<String>,
 }
 
-fn sequential() -> String {
-    "sequential".into()
+/// How the trials of a case are ordered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Each library's runs one after another (its receive modes alternating).
+    #[default]
+    Sequential,
+    /// Rounds: run 1 of every library, then run 2 of every library, ... (A B A B): a drift of
+    /// the machine (heat, another process) reaches every library alike.
+    Interleaved,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Machine {
-    pub cpu_model: String,
-    pub cores: usize,
-    pub kernel: String,
-    pub os: String,
-    pub hypervisor: Option<String>,
-    #[serde(default)]
-    pub container: Option<String>,
-    pub memory_bytes: u64,
+impl Order {
+    pub fn parse(text: &str) -> Option<Order> {
+        match text {
+            "sequential" => Some(Order::Sequential),
+            "interleaved" => Some(Order::Interleaved),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Sequential => "sequential",
+            Order::Interleaved => "interleaved",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -72,38 +96,123 @@ pub struct Capability {
     pub text: String,
 }
 
+/// A column of the capability table: a pattern (or the batch calls) a library may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    Stream,
+    RoundTrip,
+    BroadcastLossless,
+    BroadcastLossy,
+    Queue,
+    Service,
+    Batch,
+}
+
+impl Column {
+    pub const ALL: [Column; 7] = [
+        Column::Stream,
+        Column::RoundTrip,
+        Column::BroadcastLossless,
+        Column::BroadcastLossy,
+        Column::Queue,
+        Column::Service,
+        Column::Batch,
+    ];
+
+    /// Its key in a library's `capabilities`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Column::Stream => "stream",
+            Column::RoundTrip => "stream-rtt",
+            Column::BroadcastLossless => "broadcast/lossless",
+            Column::BroadcastLossy => "broadcast/lossy",
+            Column::Queue => "queue",
+            Column::Service => "service",
+            Column::Batch => "batch",
+        }
+    }
+
+    /// Its title in a table.
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Stream => "stream",
+            Column::RoundTrip => "round trip",
+            Column::BroadcastLossless => "broadcast lossless",
+            Column::BroadcastLossy => "broadcast lossy",
+            Column::Queue => "work queue",
+            Column::Service => "service",
+            Column::Batch => "batch calls",
+        }
+    }
+
+    fn of(self, c: &Capabilities) -> Support {
+        match self {
+            Column::Stream => c.stream,
+            Column::RoundTrip => c.round_trip,
+            Column::BroadcastLossless => c.broadcast_lossless,
+            Column::BroadcastLossy => c.broadcast_lossy,
+            Column::Queue => c.queue,
+            Column::Service => c.service,
+            Column::Batch => c.batch,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LibraryRecord {
     pub id: String,
     pub name: String,
     pub version: String,
-    pub receive_modes: Vec<String>,
+    #[serde(with = "modes")]
+    pub receive_modes: Vec<RecvMode>,
     pub capabilities: BTreeMap<String, Capability>,
     pub configuration: BTreeMap<String, String>,
 }
 
 impl LibraryRecord {
     pub fn new(info: &LibraryInfo) -> Self {
-        let c = &info.capabilities;
         let cap = |s: Support| Capability { supported: s.is_yes(), text: s.text().into() };
         LibraryRecord {
             id: info.id.into(),
             name: info.name.into(),
             version: info.version.clone(),
-            receive_modes: info.modes.iter().map(|m| m.as_str().into()).collect(),
-            capabilities: [
-                ("stream", c.stream),
-                ("stream-rtt", c.round_trip),
-                ("broadcast/lossless", c.broadcast_lossless),
-                ("broadcast/lossy", c.broadcast_lossy),
-                ("queue", c.queue),
-                ("service", c.service),
-                ("batch", c.batch),
-            ]
-            .into_iter()
-            .map(|(k, s)| (k.to_string(), cap(s)))
-            .collect(),
+            receive_modes: info.modes.to_vec(),
+            capabilities: Column::ALL
+                .into_iter()
+                .map(|c| (c.key().to_string(), cap(c.of(&info.capabilities))))
+                .collect(),
             configuration: info.configuration.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        }
+    }
+
+    pub fn capability(&self, column: Column) -> Option<&Capability> {
+        self.capabilities.get(column.key())
+    }
+}
+
+/// What became of one case for one library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured: every run of every receive mode passed its checks.
+    Ok,
+    Failed,
+    /// A dash: the library lacks the pattern, or cannot carry the size.
+    Unsupported,
+    /// Left out on request (`--skip-oversubscribed`).
+    Skipped,
+    /// The run was interrupted before every run of it was done.
+    Interrupted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Unsupported => "unsupported",
+            Status::Skipped => "skipped",
+            Status::Interrupted => "interrupted",
         }
     }
 }
@@ -112,7 +221,7 @@ impl LibraryRecord {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CaseResult {
     pub case: String,
-    pub pattern: String,
+    pub pattern: Pattern,
     pub size: usize,
     /// Messages per send and receive call, in a batch case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,13 +230,12 @@ pub struct CaseResult {
     pub processes: usize,
     /// More role processes than cores: they time-share, which changes what is measured.
     pub oversubscribed: bool,
-    /// ok, failed, unsupported (a dash), skipped or interrupted.
-    pub status: String,
+    pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The receive mode whose median is the library's figure (the faster).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub best_mode: Option<String>,
+    /// The receive mode whose median is the library's figure (the better).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "mode_or_none")]
+    pub best_mode: Option<RecvMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<Figures>,
     /// How far the runs of the figure's mode spread around its median.
@@ -145,54 +253,42 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
-    /// Whether its runs spread more than `driver::NOISY` of the median.
-    pub fn noisy(&self) -> bool {
-        self.spread.as_ref().is_some_and(|s| s.relative > crate::driver::NOISY)
+    /// The runs of the mode whose median is the figure.
+    pub fn best(&self) -> Option<&ModeResult> {
+        self.modes.iter().find(|m| Some(m.mode) == self.best_mode)
     }
 
-    /// The marks beside its figure in every table: † a note, ~ noisy, ! another run was
-    /// running, * oversubscribed.
-    pub fn marks(&self) -> String {
-        [
-            (self.note.is_some(), " †"),
-            (self.noisy(), " ~"),
-            (!self.concurrent_runs.is_empty(), " !"),
-            (self.oversubscribed, " *"),
-        ]
-        .into_iter()
-        .filter_map(|(on, mark)| on.then_some(mark))
-        .collect()
+    /// Its figures when it passed.
+    pub fn measured(&self) -> Option<&Figures> {
+        self.median.as_ref().filter(|_| self.status == Status::Ok)
     }
 }
 
-/// The spread of a case's runs: the least and the greatest of its figure (the rate, or a round
-/// trip's p50) and their difference as a share of the median.
+/// Which figure a spread (and a ranking) is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// Messages (or calls) per second: higher is better.
+    MsgsPerS,
+    /// The median round trip: lower is better.
+    P50Ns,
+}
+
+/// The spread of a case's runs: the least and the greatest of its figure and their difference
+/// as a share of the median.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Spread {
-    /// msgs_per_s or p50_ns.
-    pub figure: String,
+    pub figure: Figure,
     pub min: f64,
     pub max: f64,
     /// (max - min) / median.
     pub relative: f64,
 }
 
-impl Spread {
-    pub fn of(round_trip: bool, runs: &[RunRecord], median: &Figures) -> Option<Spread> {
-        let (figure, pick): (&'static str, fn(&Figures) -> Option<f64>) =
-            if round_trip { ("p50_ns", |f| f.p50_ns) } else { ("msgs_per_s", |f| Some(f.msgs_per_s)) };
-        let values: Vec<f64> = runs.iter().filter_map(|r| pick(&r.figures)).collect();
-        let mid = pick(median)?;
-        let min = values.iter().copied().reduce(f64::min)?;
-        let max = values.iter().copied().reduce(f64::max)?;
-        let relative = if mid > 0.0 { (max - min) / mid } else { 0.0 };
-        Some(Spread { figure: figure.into(), min, max, relative })
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ModeResult {
-    pub mode: String,
+    #[serde(with = "mode")]
+    pub mode: RecvMode,
     pub runs: Vec<RunRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<Figures>,
@@ -203,6 +299,150 @@ pub struct RunRecord {
     pub figures: Figures,
     /// Each process's own figures, as it reported them (latency buckets left out).
     pub roles: Vec<RoleReport>,
+}
+
+/// The figures of one trial (one run of one case, one library, one receive mode), or a median.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Figures {
+    /// Messages per second one way; round trips (calls) per second for round trips and services;
+    /// the slowest subscriber's for a broadcast; all consumers' or clients' together.
+    pub msgs_per_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<f64>,
+    /// A lossy broadcast: the share of the measured window's messages its subscribers lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_share: Option<f64>,
+}
+
+/// One child's figures for one trial, as it reports them (one JSON line) and as the results
+/// keep them. Driving roles fill the first group, receiving roles the second; zeros where a
+/// field doesn't apply.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RoleReport {
+    pub role: Role,
+    pub index: usize,
+    /// Messages (or requests) sent in all, warm-up included.
+    pub sent: u64,
+    /// Messages sent, or round trips completed, in the measured window.
+    pub measured: u64,
+    pub window_start_ns: u64,
+    pub window_end_ns: u64,
+    /// Messages (or requests) received in all, and those sent in the measured window.
+    pub received: u64,
+    pub received_measured: u64,
+    /// Messages a lossy receiver missed (sequence gaps), in all and in the measured window.
+    pub lost: u64,
+    pub lost_measured: u64,
+    /// What the library itself said was lost, beside the gaps.
+    pub library_lost: u64,
+    /// Round trips of the measured window: (nanoseconds, count) of each recorded bucket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<(u64, u64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<u64>,
+    /// A work queue's consumer: the file of the sequence numbers it took, per producer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_file: Option<String>,
+    /// Bytes of shared mappings (shared memory, memfds, shared files) the process had at the end
+    /// of its loop: what the library maps for this role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_mapped_bytes: Option<u64>,
+}
+
+impl RoleReport {
+    /// A report with nothing counted yet.
+    pub fn new(role: Role, index: usize) -> RoleReport {
+        RoleReport {
+            role,
+            index,
+            sent: 0,
+            measured: 0,
+            window_start_ns: 0,
+            window_end_ns: 0,
+            received: 0,
+            received_measured: 0,
+            lost: 0,
+            lost_measured: 0,
+            library_lost: 0,
+            latency: Vec::new(),
+            p50_ns: None,
+            taken_file: None,
+            shared_mapped_bytes: None,
+        }
+    }
+
+    /// "receiver 0": how reasons name the process.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.role.as_str(), self.index)
+    }
+}
+
+/// Receive modes as the file writes them: `waiting`, `polling`.
+mod mode {
+    use ipcbench_api::RecvMode;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(m: &RecvMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(m.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RecvMode, D::Error> {
+        let text = String::deserialize(d)?;
+        RecvMode::parse(&text).ok_or_else(|| D::Error::custom(format!("unknown receive mode {text:?}")))
+    }
+}
+
+mod mode_or_none {
+    use ipcbench_api::RecvMode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &Option<RecvMode>, s: S) -> Result<S::Ok, S::Error> {
+        match m {
+            Some(m) => super::mode::serialize(m, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RecvMode>, D::Error> {
+        #[derive(Deserialize)]
+        struct Mode(#[serde(with = "super::mode")] RecvMode);
+        Ok(Option::<Mode>::deserialize(d)?.map(|m| m.0))
+    }
+}
+
+mod modes {
+    use ipcbench_api::RecvMode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &[RecvMode], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter().map(|m| m.as_str()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RecvMode>, D::Error> {
+        #[derive(Deserialize)]
+        struct Mode(#[serde(with = "super::mode")] RecvMode);
+        Ok(Vec::<Mode>::deserialize(d)?.into_iter().map(|m| m.0).collect())
+    }
+}
+
+/// Reads a results file; a file cut short, another schema version or another kind of file is
+/// refused with what it is.
+pub fn load(path: &Path) -> Result<Document> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!("{} is not JSON ({e}): a results file that was cut short or edited by hand?", path.display())
+    })?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        None => bail!("{} has no schema_version: it is not an ipcbench results file", path.display()),
+        Some(v) if v != u64::from(SCHEMA_VERSION) => bail!(
+            "{} has schema version {v}; this ipcbench reads version {SCHEMA_VERSION} (use the ipcbench that wrote it)",
+            path.display()
+        ),
+        Some(_) => {}
+    }
+    serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))
 }
 
 /// Writes the document to `path` so that a reader (or a crash, or a SIGKILL) only ever sees a
@@ -238,59 +478,50 @@ pub fn remove_partial_copies(path: &Path) {
     }
 }
 
-/// A small text file (/proc, /sys), trimmed; None if it cannot be read.
-pub fn read(path: &str) -> Option<String> {
-    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Machine {
-    pub fn this() -> Machine {
-        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
-        let field = |name: &str| {
-            cpuinfo
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        };
-        let detect = |flag: &str| {
-            std::process::Command::new("systemd-detect-virt")
-                .arg(flag)
-                .output()
-                .ok()
-                .and_then(|o| String::from_utf8(o.stdout).ok())
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty() && s != "none")
-        };
-        let hypervisor = field("flags")
-            .filter(|f| f.split_whitespace().any(|x| x == "hypervisor"))
-            .map(|_| detect("--vm").unwrap_or_else(|| "yes (the CPU says so; which one is unknown)".into()));
-        let os = read("/etc/os-release")
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
-            })
-            .unwrap_or_else(|| "unknown".into());
-        let memory_bytes = read("/proc/meminfo")
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("MemTotal:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            })
-            .map_or(0, |kb| kb * 1024);
-        Machine {
-            cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
-            cores: cores(),
-            kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
-            os,
-            hypervisor,
-            container: detect("--container"),
-            memory_bytes,
+    /// Whether `whole` holds everything `part` holds, the same (it may hold more: defaults a
+    /// newer schema writes).
+    fn holds(whole: &serde_json::Value, part: &serde_json::Value) -> bool {
+        use serde_json::Value::{Array, Object};
+        match (whole, part) {
+            (Object(w), Object(p)) => p.iter().all(|(k, v)| w.get(k).is_some_and(|x| holds(x, v))),
+            (Array(w), Array(p)) => w.len() == p.len() && w.iter().zip(p).all(|(x, y)| holds(x, y)),
+            _ => whole == part,
         }
     }
-}
 
-/// The cores this process may run on.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    /// Every committed results file loads, and writes back all it held, unchanged: the schema's
+    /// typed fields say what the strings said.
+    #[test]
+    fn every_committed_results_file_loads_and_writes_back_the_same() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let mut seen = 0;
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let doc = load(&path).unwrap_or_else(|e| panic!("{e:#}"));
+            let before: serde_json::Value =
+                serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+            let after = serde_json::to_value(&doc).unwrap();
+            assert!(holds(&after, &before), "{} changes when read and written", path.display());
+            seen += 1;
+        }
+        assert!(seen >= 8, "the committed results: {seen}");
+    }
+
+    #[test]
+    fn unknown_strings_are_refused() {
+        let text = r#"{"mode": "spinning", "runs": []}"#;
+        let e = serde_json::from_str::<ModeResult>(text).unwrap_err().to_string();
+        assert!(e.contains("unknown receive mode \"spinning\""), "{e}");
+        assert!(serde_json::from_str::<Status>("\"fine\"").is_err());
+        assert_eq!(serde_json::to_string(&Figure::P50Ns).unwrap(), "\"p50_ns\"");
+        assert_eq!(serde_json::to_string(&Status::Unsupported).unwrap(), "\"unsupported\"");
+        assert_eq!(serde_json::to_string(&Pattern::StreamRtt).unwrap(), "\"stream-rtt\"");
+    }
 }

@@ -11,7 +11,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::View;
-use crate::results::CaseResult;
+use crate::results::{CaseResult, Status};
 
 /// DejaVu Sans, compiled in: PNGs need a font, and the machine's own are not looked up.
 static FONT: &[u8] = include_bytes!("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
@@ -69,11 +69,11 @@ fn groups(view: &View) -> Vec<(&'static str, &'static str, Vec<String>)> {
     ];
     let family = |case: &str| {
         let r = view.sources.iter().flat_map(|s| s.doc.results.iter()).find(|r| r.case == case);
-        r.map(|r| if r.batch.is_some() { "batch".to_string() } else { r.pattern.clone() })
+        r.map(|r| if r.batch.is_some() { "batch" } else { r.pattern.as_str() })
     };
     all.into_iter()
         .map(|(name, title)| {
-            let cases = view.cases.iter().filter(|c| family(c).as_deref() == Some(name)).cloned().collect();
+            let cases = view.cases.iter().filter(|c| family(c) == Some(name)).cloned().collect();
             (name, title, cases)
         })
         .filter(|(_, _, cases): &(_, _, Vec<String>)| !cases.is_empty())
@@ -82,7 +82,7 @@ fn groups(view: &View) -> Vec<(&'static str, &'static str, Vec<String>)> {
 
 fn spec(view: &View, name: &str, title: &str, cases: Vec<String>) -> Option<Spec> {
     fn ok(r: Option<&CaseResult>) -> Option<&CaseResult> {
-        r.filter(|r| r.status == "ok" && r.median.is_some())
+        r.filter(|r| r.status == Status::Ok && r.median.is_some())
     }
     // Only the columns with a figure in this chart.
     let columns: Vec<&(String, usize)> = view

@@ -5,41 +5,66 @@ use anyhow::{Context, Result};
 
 use super::View;
 use super::charts::Chart;
-use super::tables::{self, Rows};
+use super::model::{self, Cell, Key, Table};
+use super::{summary, tables};
+use crate::analysis::Rank;
 
 fn esc(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// A cell's text as HTML: `**x**` (the fastest) in bold.
-fn cell_html(text: &str) -> String {
-    match text.strip_prefix("**").and_then(|t| t.split_once("**")) {
-        Some((bold, rest)) => format!("<b>{}</b>{}", esc(bold), esc(rest)),
-        None => esc(text),
+fn cell(c: &Cell) -> String {
+    match c {
+        Cell::Figure { text, rank: Some(Rank::Fastest), marks } => {
+            format!("<b>{}</b>{}", esc(text), esc(marks))
+        }
+        Cell::Figure { text, rank: Some(Rank::Level), marks } => {
+            esc(&format!("{} {text}{marks}", model::LEVEL))
+        }
+        Cell::Figure { text, marks, .. } => esc(&format!("{text}{marks}")),
+        Cell::Dash { note } => format!("— [{note}]"),
+        Cell::Status { status, note } => format!("{} [{note}]", status.as_str().to_uppercase()),
+        Cell::Support { supported: true, text } => esc(text),
+        Cell::Support { supported: false, text } => esc(&format!("— {text}")),
+        Cell::Library { id, name, version } => esc(&format!("{id}: {name} {version}")),
+        Cell::Text(t) => esc(t),
+        Cell::Empty => String::new(),
     }
 }
 
-fn table(rows: &Rows, tips: Option<&dyn Fn(usize, usize) -> String>) -> String {
-    let (header, body) = rows;
+fn table(t: &Table, tips: Option<&dyn Fn(usize, usize) -> String>) -> String {
     let mut out = String::from("<table><thead><tr>");
-    for h in header {
+    for h in &t.header {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
     out.push_str("</tr></thead><tbody>");
-    for (i, row) in body.iter().enumerate() {
+    for (i, row) in t.rows.iter().enumerate() {
         out.push_str("<tr>");
         for (j, c) in row.iter().enumerate() {
             let tip = tips.map(|t| t(i, j)).filter(|t| !t.is_empty());
             match tip {
-                Some(t) => out.push_str(&format!("<td title=\"{}\">{}</td>", esc(&t), cell_html(c))),
-                None if j == 0 => out.push_str(&format!("<th>{}</th>", esc(c))),
-                None => out.push_str(&format!("<td>{}</td>", cell_html(c))),
+                Some(t) => out.push_str(&format!("<td title=\"{}\">{}</td>", esc(&t), cell(c))),
+                None if j == 0 => out.push_str(&format!("<th>{}</th>", cell(c))),
+                None => out.push_str(&format!("<td>{}</td>", cell(c))),
             }
         }
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table>");
     out
+}
+
+/// The case table's legend as one paragraph.
+fn legend() -> String {
+    let items: Vec<String> = model::legend()
+        .into_iter()
+        .map(|(key, meaning)| match key {
+            Key::Fastest => format!("bold: {meaning}"),
+            Key::Level => format!("{}: {meaning}", model::LEVEL),
+            Key::Mark(m) => format!("{}: {meaning}", m.symbol()),
+        })
+        .collect();
+    format!("{}. {}", items.join("; "), model::UNITS)
 }
 
 const STYLE: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1800px}\
@@ -59,11 +84,11 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
         .collect();
     out.push_str(&files.join(", "));
     out.push_str(". Hover a figure for its runs and its library's configuration.</p><h2>Summary</h2><ul>");
-    for line in tables::summaries(view) {
+    for line in summary::lines(view) {
         out.push_str(&format!("<li>{}</li>", esc(&line)));
     }
     out.push_str("</ul><h2>Case by case</h2>");
-    let (rows, notes) = tables::case_rows(view);
+    let cases = model::case_table(view);
     let tip = |i: usize, j: usize| -> String {
         let Some((lib, s)) = j.checked_sub(1).and_then(|k| view.columns.get(k)) else { return String::new() };
         let Some(r) = view.result(&view.cases[i], lib, *s) else { return String::new() };
@@ -80,9 +105,9 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
         }
         t
     };
-    out.push_str(&table(&rows, Some(&tip)));
-    out.push_str(&format!("<p class=\"note\">{}</p><ol class=\"note\">", esc(tables::LEGEND)));
-    for (_, text) in notes.list() {
+    out.push_str(&table(&cases, Some(&tip)));
+    out.push_str(&format!("<p class=\"note\">{}</p><ol class=\"note\">", esc(&legend())));
+    for text in &cases.notes {
         out.push_str(&format!("<li>{}</li>", esc(text)));
     }
     out.push_str("</ol><h2>Charts</h2>");
@@ -97,11 +122,11 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
         out.push_str(&format!("<div class=\"chart\" id=\"chart-{}\">{svg}</div>", esc(&c.name)));
     }
     out.push_str("<h2>Capabilities</h2>");
-    out.push_str(&table(&tables::capability_rows(view), None));
+    out.push_str(&table(&model::capability_table(&view.library_records()), None));
     out.push_str("<h2>Shared memory mapped</h2><p class=\"note\">By the library's largest process in each charted case.</p>");
-    out.push_str(&table(&tables::mapped_rows(view), None));
+    out.push_str(&table(&tables::mapped_table(view), None));
     out.push_str("<h2>Machines</h2>");
-    out.push_str(&table(&tables::machine_rows(view), None));
+    out.push_str(&table(&tables::machine_table(view), None));
     out.push_str(&format!("<p class=\"note\">{}</p></body></html>\n", esc(&tables::versions(view))));
     Ok(out)
 }

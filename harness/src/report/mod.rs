@@ -2,17 +2,26 @@
 //! the case-by-case table, the capability, buffers and machines tables, head-to-head summaries,
 //! a chart per pattern (SVG and PNG), a CSV of the medians and a self-contained HTML page.
 //! Several files (from several machines) merge into one report, a column per machine.
+//!
+//! `model` builds every table once, as structured cells; `terminal`, `markdown` and `html`
+//! render them; `tables` builds the buffers and machines tables, `summary` the head-to-head
+//! sentences, `charts` the charts, `csv` the medians file. The terminal's own lines (progress,
+//! the closing table, `ipcbench list`) are rendered by `terminal` from the same model.
 
 mod charts;
+mod csv;
 mod html;
+mod markdown;
+pub mod model;
+mod summary;
 mod tables;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 
-use crate::figures::Figures;
-use crate::results::{CaseResult, Document, LibraryRecord, SCHEMA_VERSION};
+use crate::results::{self, CaseResult, Document, LibraryRecord};
 
 /// One results file and the name its machine goes by in the report.
 pub struct Source {
@@ -28,23 +37,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Source>> {
     }
     let mut sources: Vec<Source> = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            anyhow!(
-                "{} is not JSON ({e}): a results file that was cut short or edited by hand?",
-                path.display()
-            )
-        })?;
-        match value.get("schema_version").and_then(|v| v.as_u64()) {
-            None => bail!("{} has no schema_version: it is not an ipcbench results file", path.display()),
-            Some(v) if v != u64::from(SCHEMA_VERSION) => bail!(
-                "{} has schema version {v}; this ipcbench reads version {SCHEMA_VERSION} (use the ipcbench that wrote it)",
-                path.display()
-            ),
-            Some(_) => {}
-        }
-        let doc: Document =
-            serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))?;
+        let doc = results::load(path)?;
         let mut label = machine_label(&doc);
         if sources.iter().any(|s| s.label == label) {
             label = format!("{label}, {}", doc.started);
@@ -52,6 +45,13 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Source>> {
         sources.push(Source { label, path: path.clone(), doc });
     }
     Ok(sources)
+}
+
+impl Source {
+    /// A results document, named after its machine.
+    pub fn new(doc: Document, path: PathBuf) -> Source {
+        Source { label: machine_label(&doc), path, doc }
+    }
 }
 
 /// A machine's short name: its OS, its CPU and its cores.
@@ -83,8 +83,8 @@ pub fn build(sources: &[Source], out: &Path) -> Result<Vec<PathBuf>> {
         Ok(())
     };
     let charts = charts::draw_all(&view, &out.join("charts"))?;
-    write("report.md", tables::markdown(&view, &charts))?;
-    write("medians.csv", tables::csv(&view))?;
+    write("report.md", markdown::page(&view, &charts))?;
+    write("medians.csv", csv::csv(&view))?;
     write("index.html", html::page(&view, &charts)?)?;
     for c in &charts {
         written.push(out.join("charts").join(format!("{}.svg", c.name)));
@@ -104,15 +104,6 @@ pub struct View<'a> {
     pub columns: Vec<(String, usize)>,
     /// Where the report goes.
     pub out: PathBuf,
-}
-
-/// How a result stands in its row (its case, on its machine).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rank {
-    Fastest,
-    /// Its runs' spread overlaps the fastest's: they can't be told apart.
-    Level,
-    Behind,
 }
 
 impl<'a> View<'a> {
@@ -153,47 +144,55 @@ impl<'a> View<'a> {
             .find_map(|(i, s)| s.doc.libraries.iter().find(|l| l.id == id).map(|l| (l, i)))
     }
 
+    /// Every library's record, in the view's order (the first file's, where several have it).
+    pub fn library_records(&self) -> Vec<LibraryRecord> {
+        self.libraries.iter().filter_map(|id| self.library(id).map(|(l, _)| l.clone())).collect()
+    }
+
     pub fn column_label(&self, (lib, source): &(String, usize)) -> String {
         if self.sources.len() == 1 { lib.clone() } else { format!("{lib} ({})", self.sources[*source].label) }
     }
 
-    /// Where a result stands among the libraries of its case on its machine.
-    pub fn rank(&self, r: &CaseResult, source: usize) -> Option<Rank> {
-        let mine = spread(r)?;
-        let rivals: Vec<(f64, f64, f64)> =
-            self.sources[source].doc.results.iter().filter(|x| x.case == r.case).filter_map(spread).collect();
-        let best = rivals.iter().map(|s| s.1).fold(f64::MIN, f64::max);
-        let best_spread = rivals.iter().find(|s| s.1 == best)?;
-        Some(if mine.1 == best {
-            Rank::Fastest
-        } else if mine.2 >= best_spread.0 {
-            Rank::Level
-        } else {
-            Rank::Behind
-        })
+    /// The results of a case on one machine: the row a result is ranked in.
+    pub fn row(&self, case: &str, source: usize) -> Vec<&'a CaseResult> {
+        self.sources[source].doc.results.iter().filter(|r| r.case == case).collect()
     }
 }
 
-/// How good a figure is, higher better: a round trip's by its p50 (round trips a second at it),
-/// every other case's by its rate.
-pub fn goodness(pattern: &str, f: &Figures) -> Option<f64> {
-    match (pattern, f.p50_ns) {
-        ("stream-rtt", Some(p50)) if p50 > 0.0 => Some(1e9 / p50),
-        ("stream-rtt", _) => None,
-        _ => Some(f.msgs_per_s),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A measured result's runs, by goodness: (lowest, median, highest). Level results are those
-/// whose ranges overlap.
-pub fn spread(r: &CaseResult) -> Option<(f64, f64, f64)> {
-    if r.status != "ok" {
-        return None;
+    /// Every committed report regenerates from its JSON alone as it was committed: the tables
+    /// and the CSV are a function of the results file.
+    #[test]
+    fn every_committed_report_regenerates_identically() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(root.join("results")).unwrap().flatten() {
+            let folder = entry.path();
+            if !folder.join("report.md").is_file() {
+                continue;
+            }
+            let name = folder.file_name().unwrap().to_str().unwrap().to_string();
+            let doc = results::load(&root.join(format!("results/{name}.json"))).unwrap();
+            // Named as `ipcbench run` named it, relative to the project.
+            let sources = [Source::new(doc, PathBuf::from(format!("results/{name}.json")))];
+            let out =
+                std::env::temp_dir().join(format!("ipcbench-report-test-{}-{name}", std::process::id()));
+            build(&sources, &out).unwrap();
+            for file in ["report.md", "medians.csv"] {
+                let committed = std::fs::read_to_string(folder.join(file)).unwrap();
+                let again = std::fs::read_to_string(out.join(file)).unwrap();
+                assert!(
+                    committed == again,
+                    "results/{name}/{file} differs when rebuilt into {}",
+                    out.display()
+                );
+            }
+            let _ = std::fs::remove_dir_all(&out);
+            seen += 1;
+        }
+        assert!(seen >= 2, "the committed reports: {seen}");
     }
-    let median = goodness(&r.pattern, r.median.as_ref()?)?;
-    let mode = r.modes.iter().find(|m| Some(&m.mode) == r.best_mode.as_ref())?;
-    let runs: Vec<f64> = mode.runs.iter().filter_map(|run| goodness(&r.pattern, &run.figures)).collect();
-    let lo = runs.iter().copied().fold(median, f64::min);
-    let hi = runs.iter().copied().fold(median, f64::max);
-    Some((lo, median, hi))
 }

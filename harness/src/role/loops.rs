@@ -1,22 +1,18 @@
-//! One role process: opens its endpoint through the adapter, says "ready", waits for "go", runs
-//! its loop, reports one JSON line, and keeps an owner's channel alive until "drain".
-//!
-//! The loops are generic over the adapter's endpoint types, so each library gets its own
-//! compiled copy: no virtual call, allocation, lock or clock read per message beyond what the
-//! figure needs (one clock read per round trip; one per 32 one-way messages).
+//! The hot loops of the role processes and the checks a receiver makes of what arrives. Every
+//! loop is generic over the adapter's endpoint types, so each library gets its own compiled
+//! copy: no virtual call, allocation, lock or clock read per message beyond what the figure
+//! needs (one clock read per round trip; one per 32 one-way messages).
 
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
-use ipcbench_api::{Batch, Library, Opened, Received, RecvMode, Rx, Setup, Side, Tx};
+use ipcbench_api::{Batch, Received, Rx, Tx};
 
-use crate::cases::{self, Role};
-use crate::figures::RoleReport;
-use crate::message::{self, Header, MEASURED, WARMUP};
-use crate::taken::Taken;
+use super::message::{self, Header, MEASURED, WARMUP};
+use super::taken::Taken;
+use crate::results::RoleReport;
 
 /// A one-way sender reads the clock once per this many messages (a power of two).
 const CLOCK_EVERY: u64 = 32;
@@ -29,182 +25,12 @@ fn clock_stride(size: usize) -> u64 {
     1 << per.ilog2()
 }
 
-/// What the driver tells a child on its command line.
-#[derive(Clone, Debug)]
-pub struct ChildArgs {
-    pub library: String,
-    pub case: String,
-    pub role: Role,
-    pub index: usize,
-    pub mode: RecvMode,
-    pub name: String,
-    pub dir: PathBuf,
-    pub warmup: Duration,
-    pub duration: Duration,
-    pub setup_timeout: Duration,
-}
-
-impl ChildArgs {
-    /// The child's command line (after the binary's own `child`).
-    pub fn to_args(&self) -> Vec<String> {
-        vec![
-            "--lib".into(),
-            self.library.clone(),
-            "--case".into(),
-            self.case.clone(),
-            "--role".into(),
-            self.role.as_str().into(),
-            "--index".into(),
-            self.index.to_string(),
-            "--mode".into(),
-            self.mode.as_str().into(),
-            "--name".into(),
-            self.name.clone(),
-            "--dir".into(),
-            self.dir.display().to_string(),
-            "--warmup-ns".into(),
-            self.warmup.as_nanos().to_string(),
-            "--duration-ns".into(),
-            self.duration.as_nanos().to_string(),
-            "--setup-timeout-ns".into(),
-            self.setup_timeout.as_nanos().to_string(),
-        ]
-    }
-}
-
 /// The measured window, on the machine-wide monotonic clock.
 #[derive(Clone, Copy)]
-struct Window {
-    start: u64,
-    measure_from: u64,
-    end: u64,
-}
-
-/// Runs one role of library `L`.
-pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
-    let case = cases::find(&args.case)?;
-    let setup = Setup {
-        name: &args.name,
-        dir: &args.dir,
-        size: case.size,
-        shape: case.shape,
-        index: args.index,
-        mode: args.mode,
-        timeout: args.setup_timeout,
-        batch: case.batch,
-    };
-    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
-    if case.batch > 1 {
-        return run_batch::<L>(args, &setup, &case.name).with_context(context);
-    }
-    let size = case.size;
-    let me = args.index as u32;
-    let report = match args.role {
-        Role::Sender => lead(L::stream(&setup, Side::Connect), args, |tx, w| send_loop(tx, size, me, w)),
-        Role::Receiver => {
-            lead(L::stream(&setup, Side::Accept), args, |rx, _| receive_loop(rx, size, Ordered::default()))
-        }
-        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w| call_loop(ep, size, me, w)),
-        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _| echo_loop(ep, size)),
-        Role::Publisher => lead(L::publisher(&setup), args, |tx, w| send_loop(tx, size, me, w)),
-        Role::Subscriber => match case.shape {
-            ipcbench_api::Shape::Broadcast { lossy: true, .. } => {
-                lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Lossy::default()))
-            }
-            _ => lead(L::subscriber(&setup), args, |rx, _| receive_loop(rx, size, Ordered::default())),
-        },
-        Role::Producer => lead(L::producer(&setup), args, |tx, w| send_loop(tx, size, me, w)),
-        Role::Consumer => {
-            let producers = match case.shape {
-                ipcbench_api::Shape::Queue { producers, .. } => producers,
-                _ => bail!("a consumer in {}", case.name),
-            };
-            lead(L::consumer(&setup), args, |rx, _| {
-                let file = args.dir.join(format!("taken-consumer-{}", args.index));
-                receive_loop(rx, size, Tally { taken: Taken::new(producers), file })
-            })
-        }
-        Role::Client => lead(L::client(&setup), args, |ep, w| call_loop(ep, size, me, w)),
-        Role::Server => lead(L::server(&setup), args, |ep, _| echo_loop(ep, size)),
-    };
-    report.with_context(context)
-}
-
-/// The protocol around every loop: ready, go, the loop, the report, and the drain.
-fn lead<E>(
-    opened: Result<Opened<E>>,
-    args: &ChildArgs,
-    body: impl FnOnce(&mut E, Window) -> Result<RoleReport>,
-) -> Result<()> {
-    let Opened { mut endpoint, owner } = opened.context("set-up")?;
-    let stdout = std::io::stdout();
-    writeln!(stdout.lock(), "ready")?;
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
-    let start: u64 = line
-        .trim()
-        .strip_prefix("go ")
-        .and_then(|t| t.parse().ok())
-        .ok_or_else(|| anyhow!("expected `go <instant>` from the driver, got {line:?}"))?;
-    // The owner's handle ends the channel for everybody when dropped: keep it until every
-    // driving role is done ("drain"), or the driver is gone (end of input).
-    let control = std::thread::spawn(move || {
-        let mut line = String::new();
-        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
-            line.clear();
-        }
-        drop(owner);
-    });
-    let window = Window {
-        start,
-        measure_from: start + args.warmup.as_nanos() as u64,
-        end: start + (args.warmup + args.duration).as_nanos() as u64,
-    };
-    let mut report = body(&mut endpoint, window)?;
-    // Read once the loop is done, while the endpoint is open: a library may map lazily.
-    report.shared_mapped_bytes = shared_mapped_bytes();
-    // A sender's end is how its receivers learn it is done.
-    drop(endpoint);
-    report.role = args.role.as_str().into();
-    report.index = args.index;
-    writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
-    control.join().map_err(|_| anyhow!("the control thread panicked"))?;
-    Ok(())
-}
-
-/// The bytes of this process's shared mappings, from /proc/self/maps (`s` in the permissions):
-/// POSIX shared memory, memfds and shared file mappings. Libraries and heaps are private.
-fn shared_mapped_bytes() -> Option<u64> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let mut total = 0;
-    for line in maps.lines() {
-        let mut fields = line.split_whitespace();
-        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else { continue };
-        if perms.as_bytes().get(3) != Some(&b's') {
-            continue;
-        }
-        let (start, end) = range.split_once('-')?;
-        total += u64::from_str_radix(end, 16).ok()? - u64::from_str_radix(start, 16).ok()?;
-    }
-    Some(total)
-}
-
-/// A batch case (a stream or a lossless broadcast): every call moves `setup.batch` messages.
-fn run_batch<L: Library>(args: &ChildArgs, setup: &Setup, case: &str) -> Result<()> {
-    let (size, n, me) = (setup.size, setup.batch, args.index as u32);
-    match args.role {
-        Role::Sender => {
-            lead(L::stream(setup, Side::Connect), args, |tx, w| batch_send_loop(tx, size, n, me, w))
-        }
-        Role::Publisher => lead(L::publisher(setup), args, |tx, w| batch_send_loop(tx, size, n, me, w)),
-        Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _| {
-            batch_receive_loop(rx, size, n, Ordered::default())
-        }),
-        Role::Subscriber => {
-            lead(L::subscriber(setup), args, |rx, _| batch_receive_loop(rx, size, n, Ordered::default()))
-        }
-        other => bail!("a {} in the batch case {case}", other.as_str()),
-    }
+pub struct Window {
+    pub start: u64,
+    pub measure_from: u64,
+    pub end: u64,
 }
 
 fn wait_until(instant: u64) {
@@ -217,10 +43,15 @@ fn wait_until(instant: u64) {
 /// Stream sender, publisher, producer: sends until the window ends, reading the clock once per
 /// `clock_stride` messages; the window is the span between the two clock reads that switched
 /// phases, so its length is exact whatever the rate.
-fn send_loop<T: Tx>(tx: &mut T, size: usize, me: u32, w: Window) -> Result<RoleReport> {
+pub fn send_loop<T: Tx>(
+    tx: &mut T,
+    size: usize,
+    me: u32,
+    w: Window,
+    mut report: RoleReport,
+) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
     message::init(&mut buf, me);
-    let mut report = RoleReport::default();
     let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
     let mut seq: u64 = 0;
     let stride = clock_stride(size) - 1;
@@ -262,12 +93,18 @@ impl Phases {
 }
 
 /// The batch cases' sender: as `send_loop`, `n` messages per call, the clock read once per call.
-fn batch_send_loop<T: Tx>(tx: &mut T, size: usize, n: usize, me: u32, w: Window) -> Result<RoleReport> {
+pub fn batch_send_loop<T: Tx>(
+    tx: &mut T,
+    size: usize,
+    n: usize,
+    me: u32,
+    w: Window,
+    mut report: RoleReport,
+) -> Result<RoleReport> {
     let mut buf = vec![0u8; size * n];
     for message in buf.chunks_exact_mut(size) {
         message::init(message, me);
     }
-    let mut report = RoleReport::default();
     let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
     let mut seq: u64 = 0;
     wait_until(w.start);
@@ -285,14 +122,14 @@ fn batch_send_loop<T: Tx>(tx: &mut T, size: usize, n: usize, me: u32, w: Window)
 }
 
 /// The batch cases' receiver: as `receive_loop`, up to `n` messages per call.
-fn batch_receive_loop<R: Rx, C: Check>(
+pub fn batch_receive_loop<R: Rx, C: Check>(
     rx: &mut R,
     size: usize,
     n: usize,
     mut check: C,
+    mut report: RoleReport,
 ) -> Result<RoleReport> {
     let mut buf = vec![0u8; size * n];
-    let mut report = RoleReport::default();
     loop {
         match rx.recv_batch(&mut buf, size)? {
             Batch::Messages(k) => {
@@ -315,7 +152,7 @@ fn batch_receive_loop<R: Rx, C: Check>(
 }
 
 /// What a receiver proves of the sequence numbers it sees.
-trait Check: Sized {
+pub trait Check: Sized {
     fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()>;
 
     /// After the last message: what the check leaves for the driver.
@@ -326,7 +163,7 @@ trait Check: Sized {
 
 /// Lossless and ordered, from one sender: every number once, in order.
 #[derive(Default)]
-struct Ordered {
+pub struct Ordered {
     next: u64,
 }
 
@@ -343,7 +180,7 @@ impl Check for Ordered {
 
 /// Lossy, from one sender: in order and never twice; the gaps are counted as lost.
 #[derive(Default)]
-struct Lossy {
+pub struct Lossy {
     next: u64,
 }
 
@@ -381,9 +218,9 @@ fn out_of_order(h: Header, expected: u64, gaps: &str) -> anyhow::Error {
 
 /// A work queue's consumer: marks each producer's messages it took (the driver proves that
 /// every message reached exactly one consumer).
-struct Tally {
-    taken: Taken,
-    file: PathBuf,
+pub struct Tally {
+    pub taken: Taken,
+    pub file: PathBuf,
 }
 
 impl Check for Tally {
@@ -400,9 +237,13 @@ impl Check for Tally {
 }
 
 /// Stream receiver, subscriber, consumer: receives into its own buffer until the channel ends.
-fn receive_loop<R: Rx, C: Check>(rx: &mut R, size: usize, mut check: C) -> Result<RoleReport> {
+pub fn receive_loop<R: Rx, C: Check>(
+    rx: &mut R,
+    size: usize,
+    mut check: C,
+    mut report: RoleReport,
+) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
-    let mut report = RoleReport::default();
     loop {
         match rx.recv(&mut buf)? {
             Received::Message(n) => {
@@ -430,13 +271,18 @@ fn arrived(buf: &[u8], n: usize) -> Result<&[u8]> {
 /// Pinger and service client: sends a request, waits for its reply, checks it answers that
 /// request, and times the round trip (one clock read per call: the end of one is the start of
 /// the next).
-fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<RoleReport> {
+pub fn call_loop<E: Tx + Rx>(
+    ep: &mut E,
+    size: usize,
+    me: u32,
+    w: Window,
+    mut report: RoleReport,
+) -> Result<RoleReport> {
     let mut request = vec![0u8; size];
     let mut reply = vec![0u8; size];
     message::init(&mut request, me);
     // Up to a minute, 3 significant figures, allocated now: recording never allocates.
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
-    let mut report = RoleReport::default();
     let mut phase = WARMUP;
     let mut seq: u64 = 0;
     wait_until(w.start);
@@ -486,9 +332,8 @@ fn call_loop<E: Tx + Rx>(ep: &mut E, size: usize, me: u32, w: Window) -> Result<
 
 /// Echo and service server: sends back each request, from its own buffer, until the channel
 /// ends. The client checks every reply.
-fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize) -> Result<RoleReport> {
+pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
-    let mut report = RoleReport::default();
     loop {
         // Marks the buffer so that a receive that says "a message" without writing one shows
         // in the reply's check (a cost of one store against a round trip).

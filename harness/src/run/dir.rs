@@ -98,9 +98,7 @@ pub fn remove_stale() -> Vec<u32> {
                 };
                 let trial = format!("ipcb{}t{n}", f.pid);
                 remove_shared_memory(&trial);
-                for id in registry::IDS {
-                    registry::remove_leftovers(id, &trial);
-                }
+                registry::remove_all_leftovers(&trial);
             }
         }
         let _ = std::fs::remove_dir_all(&f.path);

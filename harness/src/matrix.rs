@@ -2,12 +2,13 @@
 
 use anyhow::{Context, Result, bail};
 use ipcbench_api::{Capabilities, Shape, Support};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 const MATRIX: &str = include_str!("../../cases/matrix.toml");
 
-/// One process kind of a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// One process kind of a case (written as its lower-case name in reports and command lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     Sender,
     Receiver,
@@ -60,6 +61,39 @@ impl Role {
     }
 }
 
+/// A case's family, as the results and tables group cases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Pattern {
+    #[serde(rename = "stream")]
+    Stream,
+    #[serde(rename = "stream-rtt")]
+    StreamRtt,
+    #[serde(rename = "broadcast")]
+    Broadcast,
+    #[serde(rename = "queue")]
+    Queue,
+    #[serde(rename = "service")]
+    Service,
+}
+
+impl Pattern {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Stream => "stream",
+            Pattern::StreamRtt => "stream-rtt",
+            Pattern::Broadcast => "broadcast",
+            Pattern::Queue => "queue",
+            Pattern::Service => "service",
+        }
+    }
+}
+
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One case of the matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Case {
@@ -72,13 +106,13 @@ pub struct Case {
 
 impl Case {
     /// The pattern's family, as the results and tables group cases.
-    pub fn pattern(&self) -> &'static str {
+    pub fn pattern(&self) -> Pattern {
         match self.shape {
-            Shape::Stream => "stream",
-            Shape::RoundTrip => "stream-rtt",
-            Shape::Broadcast { .. } => "broadcast",
-            Shape::Queue { .. } => "queue",
-            Shape::Service { .. } => "service",
+            Shape::Stream => Pattern::Stream,
+            Shape::RoundTrip => Pattern::StreamRtt,
+            Shape::Broadcast { .. } => Pattern::Broadcast,
+            Shape::Queue { .. } => Pattern::Queue,
+            Shape::Service { .. } => Pattern::Service,
         }
     }
 
@@ -199,7 +233,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
 pub const LARGEST: usize = 64 << 20;
 
 fn check_sizes(sizes: &[usize]) -> Result<()> {
-    use crate::message::SMALLEST;
+    use ipcbench_api::SMALLEST_MESSAGE as SMALLEST;
     if let Some(bad) = sizes.iter().find(|&&s| !(SMALLEST..=LARGEST).contains(&s)) {
         bail!(
             "message size {bad}: sizes go from {SMALLEST} bytes (a message carries its sender, sequence \

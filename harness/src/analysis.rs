@@ -1,62 +1,17 @@
-//! What a child reports (one JSON line), and what the driver makes of a trial's reports.
+//! What the figures are and which one counts: a trial's reports checked against each other and
+//! turned into figures; medians over runs; which receive mode's median is the library's figure
+//! (the better one); how far its runs spread and when that is noisy; where a result stands in
+//! its row. Every rule about a figure is here, and only here; nothing here formats text.
 
-use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
-
+use std::cmp::Ordering;
 use std::path::Path;
 
-use crate::cases::{Case, Role};
-use crate::taken::{self, Taken};
+use hdrhistogram::Histogram;
 use ipcbench_api::{Requests, Shape};
 
-/// One child's figures for one trial. Driving roles fill the first group, receiving roles the
-/// second; zeros where a field doesn't apply.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct RoleReport {
-    pub role: String,
-    pub index: usize,
-    /// Messages (or requests) sent in all, warm-up included.
-    pub sent: u64,
-    /// Messages sent, or round trips completed, in the measured window.
-    pub measured: u64,
-    pub window_start_ns: u64,
-    pub window_end_ns: u64,
-    /// Messages (or requests) received in all, and those sent in the measured window.
-    pub received: u64,
-    pub received_measured: u64,
-    /// Messages a lossy receiver missed (sequence gaps), in all and in the measured window.
-    pub lost: u64,
-    pub lost_measured: u64,
-    /// What the library itself said was lost, beside the gaps.
-    pub library_lost: u64,
-    /// Round trips of the measured window: (nanoseconds, count) of each recorded bucket.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub latency: Vec<(u64, u64)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p50_ns: Option<u64>,
-    /// A work queue's consumer: the file of the sequence numbers it took, per producer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub taken_file: Option<String>,
-    /// Bytes of shared mappings (shared memory, memfds, shared files) the process had at the end
-    /// of its loop: what the library maps for this role.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shared_mapped_bytes: Option<u64>,
-}
-
-/// The figures of one trial (one run of one case, one library, one receive mode).
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Figures {
-    /// Messages per second one way; round trips (calls) per second for round trips and services;
-    /// the slowest subscriber's for a broadcast; all consumers' or clients' together.
-    pub msgs_per_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p50_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p99_ns: Option<f64>,
-    /// A lossy broadcast: the share of the measured window's messages its subscribers lost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lost_share: Option<f64>,
-}
+use crate::matrix::{Case, Pattern, Role};
+use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
+use crate::role::taken::{self, Taken};
 
 /// A trial that can't give figures: which role, and why.
 #[derive(Clone, Debug)]
@@ -66,11 +21,11 @@ pub struct Broken {
 }
 
 fn broken(report: &RoleReport, reason: String) -> Broken {
-    Broken { role: format!("{} {}", report.role, report.index), reason }
+    Broken { role: format!("{} {}", report.role.as_str(), report.index), reason }
 }
 
 fn of(reports: &[RoleReport], role: Role) -> Vec<&RoleReport> {
-    reports.iter().filter(|r| r.role == role.as_str()).collect()
+    reports.iter().filter(|r| r.role == role).collect()
 }
 
 /// The latency histogram of these reports together.
@@ -87,8 +42,7 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
 /// Checks the trial's reports against each other and computes its figures. `requests` says
 /// whether a service's request reaches one server or every server.
 pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
-    let driving: Vec<&RoleReport> =
-        reports.iter().filter(|r| Role::parse(&r.role).is_some_and(Role::is_driving)).collect();
+    let driving: Vec<&RoleReport> = reports.iter().filter(|r| r.role.is_driving()).collect();
     let start = driving.iter().map(|r| r.window_start_ns).min().unwrap_or(0);
     let end = driving.iter().map(|r| r.window_end_ns).max().unwrap_or(0);
     let Some(first) = driving.first() else {
@@ -223,6 +177,117 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
     })
 }
 
+/// A result whose runs spread more than this share of its median is noisy.
+pub const NOISY: f64 = 0.10;
+
+/// The figure that ranks a pattern's results: a round trip's is its latency (p50), every other
+/// pattern's its rate.
+pub fn counted(pattern: Pattern) -> Figure {
+    match pattern {
+        Pattern::StreamRtt => Figure::P50Ns,
+        _ => Figure::MsgsPerS,
+    }
+}
+
+/// The value of a figure in a set of figures.
+pub fn value(figure: Figure, f: &Figures) -> Option<f64> {
+    match figure {
+        Figure::MsgsPerS => Some(f.msgs_per_s),
+        Figure::P50Ns => f.p50_ns,
+    }
+}
+
+/// How good figures are, higher better: a rate as it is, a latency as round trips a second at
+/// it. None when the figure that counts is missing.
+pub fn goodness(pattern: Pattern, f: &Figures) -> Option<f64> {
+    let figure = counted(pattern);
+    match (figure, value(figure, f)?) {
+        (Figure::P50Ns, p50) if p50 > 0.0 => Some(1e9 / p50),
+        (Figure::P50Ns, _) => None,
+        (Figure::MsgsPerS, rate) => Some(rate),
+    }
+}
+
+/// Which of two sets of figures is better (Greater: `a`).
+pub fn better(pattern: Pattern, a: &Figures, b: &Figures) -> Ordering {
+    let g = |f| goodness(pattern, f).unwrap_or(f64::MIN);
+    g(a).total_cmp(&g(b))
+}
+
+/// How far the runs behind a median spread, on the figure that counts.
+pub fn spread(pattern: Pattern, runs: &[RunRecord], median: &Figures) -> Option<Spread> {
+    let figure = counted(pattern);
+    let values: Vec<f64> = runs.iter().filter_map(|r| value(figure, &r.figures)).collect();
+    let mid = value(figure, median)?;
+    let min = values.iter().copied().reduce(f64::min)?;
+    let max = values.iter().copied().reduce(f64::max)?;
+    let relative = if mid > 0.0 { (max - min) / mid } else { 0.0 };
+    Some(Spread { figure, min, max, relative })
+}
+
+/// Whether a result's runs spread more than `NOISY` of its median.
+pub fn noisy(r: &CaseResult) -> bool {
+    r.spread.as_ref().is_some_and(|s| s.relative > NOISY)
+}
+
+/// A result once its runs are in: each mode's median, and when it passed, the better mode's
+/// median as the library's figure with the spread of that mode's runs.
+pub fn settle(r: &mut CaseResult) {
+    for m in &mut r.modes {
+        let figures: Vec<Figures> = m.runs.iter().map(|run| run.figures).collect();
+        m.median = median(&figures);
+    }
+    if r.status != Status::Ok {
+        return;
+    }
+    let pattern = r.pattern;
+    let best =
+        r.modes.iter().filter_map(|m| m.median.map(|f| (m, f))).max_by(|a, b| better(pattern, &a.1, &b.1));
+    if let Some((mode, f)) = best {
+        r.spread = spread(pattern, &mode.runs, &f);
+        r.best_mode = Some(mode.mode);
+        r.median = Some(f);
+    }
+}
+
+/// How a result stands in its row (its case, on its machine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rank {
+    Fastest,
+    /// Its runs' range overlaps the fastest's: they can't be told apart.
+    Level,
+    Behind,
+}
+
+/// A passed result's runs by goodness: (lowest, median, highest).
+pub fn run_range(r: &CaseResult) -> Option<(f64, f64, f64)> {
+    if r.status != Status::Ok {
+        return None;
+    }
+    let median = goodness(r.pattern, r.median.as_ref()?)?;
+    let mode = r.best()?;
+    let runs: Vec<f64> = mode.runs.iter().filter_map(|run| goodness(r.pattern, &run.figures)).collect();
+    let lo = runs.iter().copied().fold(median, f64::min);
+    let hi = runs.iter().copied().fold(median, f64::max);
+    Some((lo, median, hi))
+}
+
+/// Where `r` stands among `row`, the results of its case on its machine (itself included): the
+/// best median is the fastest; a result whose best run reaches the fastest's worst is level.
+pub fn rank<'a>(r: &CaseResult, row: impl IntoIterator<Item = &'a CaseResult>) -> Option<Rank> {
+    let mine = run_range(r)?;
+    let rivals: Vec<(f64, f64, f64)> = row.into_iter().filter_map(run_range).collect();
+    let best = rivals.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+    let best_range = rivals.iter().find(|s| s.1 == best)?;
+    Some(if mine.1 == best {
+        Rank::Fastest
+    } else if mine.2 >= best_range.0 {
+        Rank::Level
+    } else {
+        Rank::Behind
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,17 +296,16 @@ mod tests {
 
     fn role(role: &str, f: impl FnOnce(&mut RoleReport)) -> RoleReport {
         let mut r = RoleReport {
-            role: role.into(),
             window_start_ns: 1_000,
             window_end_ns: 1_000_001_000,
-            ..Default::default()
+            ..RoleReport::new(Role::parse(role).unwrap(), 0)
         };
         f(&mut r);
         r
     }
 
     fn case(name: &str) -> Case {
-        crate::cases::find(name).unwrap()
+        crate::matrix::find(name).unwrap()
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! The command line: `list` shows the matrix, `run` measures it, `sweep` measures streams and
+//! round trips across message sizes, `doctor` says what on the machine bends the figures,
+//! `report` rebuilds the report from results files, `child` is one role process (started by the
+//! driver, never by hand). Each command is a few calls down the flow; errors exit 2.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use anyhow::{Result, anyhow};
+use clap::{Parser, Subcommand};
+
+use crate::machine::{self, Conditions, Machine};
+use crate::options::{self, Measure, Options, Resume};
+use crate::report::{self, terminal};
+use crate::role::ChildArgs;
+use crate::run::{self, Outcome};
+use crate::{doctor, matrix, registry};
+
+/// The exit code of a run that was interrupted, by SIGINT or SIGTERM (128 + SIGINT, as shells
+/// report a Ctrl-C).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+#[derive(Parser)]
+#[command(name = "ipcbench", version, about = "Measures inter-process communication libraries side by side")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Every case by name, the libraries built in, and which patterns each has.
+    List,
+    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix). A stream or
+    /// round trip takes any size: stream/4KiB, stream-rtt/24B.
+    Run {
+        cases: Vec<String>,
+        /// Finishes the interrupted run of this results file: the cases done are kept, the rest
+        /// run with the file's settings, into the same file.
+        #[arg(long, value_name = "RESULTS.json", conflicts_with_all = [
+            "cases", "lib", "runs", "duration", "warmup", "setup_timeout", "out", "skip_oversubscribed", "order", "fault"
+        ])]
+        resume: Option<PathBuf>,
+        #[command(flatten)]
+        measure: Measure,
+    },
+    /// Runs a stream and a round trip at each of a list of message sizes, as ipc-bench does.
+    Sweep {
+        /// Sizes, comma-separated: 64, 4KiB, 1MiB (default: 8 B to 64 KiB, powers of two).
+        #[arg(long)]
+        sizes: Option<String>,
+        #[command(flatten)]
+        measure: Measure,
+    },
+    /// What on this machine will bend the figures, each with what to do: cores, load, CPU
+    /// governor, hypervisor, idle-core wake-up (measured), /dev/shm, POSIX queue limits, the
+    /// libraries built in.
+    Doctor,
+    /// Rebuilds the tables, charts, CSV and HTML page from saved results files (runs nothing).
+    /// Several files (several machines) merge into one report, a column per machine.
+    Report {
+        /// Results files written by `ipcbench run` or `sweep`.
+        files: Vec<PathBuf>,
+        /// Folder for the report (default: beside the one file, named after it; or
+        /// `report` beside the first of several).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// One role process of a trial (the driver starts these).
+    #[command(hide = true)]
+    Child(ChildArgs),
+}
+
+/// The whole command line: each command, its checks, and its exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => {
+            let libs = match registry::select(None) {
+                Ok(l) => l,
+                Err(e) => return fail(e),
+            };
+            println!("{}", terminal::list(&matrix::matrix(), &libs, machine::cores()));
+            ExitCode::SUCCESS
+        }
+        Command::Doctor => {
+            let libs = match registry::select(None) {
+                Ok(l) => l,
+                Err(e) => return fail(e),
+            };
+            let versions: Vec<(String, String)> =
+                libs.iter().map(|l| (l.id.to_string(), l.version.clone())).collect();
+            let checks = doctor::checks(
+                &Conditions::now(run::dir::live_others()),
+                &Machine::this(),
+                &matrix::matrix(),
+                &versions,
+            );
+            println!("{}", doctor::render(&checks));
+            ExitCode::SUCCESS
+        }
+        Command::Run { cases, resume: Some(path), measure } => {
+            debug_assert!(cases.is_empty(), "clap refuses cases with --resume");
+            match measure.resume(path) {
+                Ok((options, resume)) => measure_cases(Ok(options), Some(resume)),
+                Err(e) => fail(e),
+            }
+        }
+        Command::Run { cases, resume: None, measure } => {
+            measure_cases(measure.options(matrix::select(&matrix::matrix(), &cases)), None)
+        }
+        Command::Sweep { sizes: list, measure } => {
+            measure_cases(measure.options(options::sizes(list.as_deref())), None)
+        }
+        Command::Report { files, out } => match report_of(&files, out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
+        },
+
+        Command::Child(args) => match registry::run_child(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
+        },
+    }
+}
+
+/// Runs the cases of `run` or `sweep`.
+fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
+    let options = match options {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let stop = || run::INTERRUPTED.store(true, Ordering::SeqCst);
+    if let Err(e) = ctrlc::set_handler(stop) {
+        return fail(anyhow!("installing the Ctrl-C handler: {e}"));
+    }
+    let outcome = run::run(&options, resume);
+    // The report, whatever the outcome: a failed or interrupted run's cases are worth seeing.
+    if let Ok((_, path)) = &outcome
+        && let Err(e) = report_of(std::slice::from_ref(path), None)
+    {
+        eprintln!("ipcbench: the report of {} could not be built: {e:#}", path.display());
+    }
+    match outcome {
+        Ok((Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
+        Ok((Outcome::Complete { failed }, path)) => {
+            eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
+            ExitCode::from(1)
+        }
+        Ok((Outcome::Interrupted, path)) => {
+            eprintln!("ipcbench: interrupted; the cases done are in {}", path.display());
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// `ipcbench report`, and the end of every run: every artefact, from the JSON alone.
+fn report_of(files: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
+    let sources = report::load(files)?;
+    let out = out.unwrap_or_else(|| report::default_out(files));
+    let written = report::build(&sources, &out)?;
+    eprintln!("ipcbench: the report ({} files) is in {}", written.len(), out.display());
+    Ok(())
+}
+
+fn fail(e: anyhow::Error) -> ExitCode {
+    eprintln!("ipcbench: error: {e:#}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,84 @@
+//! Numbers as text: the one place a rate, a latency, a size or a ratio becomes words, for the
+//! terminal, the reports and the doctor alike.
+
+/// Messages (or calls) per second: `23.02 M msg/s`, `742.7 k msg/s`, `980 msg/s`.
+pub fn rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2} M msg/s", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1} k msg/s", r / 1e3)
+    } else {
+        format!("{r:.0} msg/s")
+    }
+}
+
+/// A latency: `481 ns`, `1.82 µs`, `3.51 ms`.
+pub fn nanos(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// Memory a library maps: `none`, `24 KiB`, `1.5 MiB`.
+pub fn bytes(n: u64) -> String {
+    match n {
+        0 => "none".into(),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n => format!("{:.0} KiB", n as f64 / 1024.0),
+    }
+}
+
+/// Whole mebibytes, as the doctor states free space.
+pub fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
+}
+
+/// A share as a percentage with one decimal: `24.0%`.
+pub fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// A share as a whole percentage: `10%`.
+pub fn whole_percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
+/// A ratio between two libraries: two figures below 10, whole above.
+pub fn ratio(x: f64) -> String {
+    if x >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") }
+}
+
+/// A range of ratios, or one ratio when both ends read the same: `11 to 20`, `1.4`.
+pub fn ratio_span(lo: f64, hi: f64) -> String {
+    if ratio(lo) == ratio(hi) { ratio(lo) } else { format!("{} to {}", ratio(lo), ratio(hi)) }
+}
+
+/// A message size in a sentence: `16-byte`, `1KiB`.
+pub fn size_words(size: usize, label: &str) -> String {
+    if size < 1024 { format!("{size}-byte") } else { label.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_change_at_a_thousand() {
+        assert_eq!(rate(23_020_000.0), "23.02 M msg/s");
+        assert_eq!(rate(742_700.0), "742.7 k msg/s");
+        assert_eq!(rate(980.0), "980 msg/s");
+        assert_eq!(nanos(481.0), "481 ns");
+        assert_eq!(nanos(1820.0), "1.82 µs");
+        assert_eq!(nanos(3_510_000.0), "3.51 ms");
+        assert_eq!(bytes(0), "none");
+        assert_eq!(bytes(24 << 10), "24 KiB");
+        assert_eq!(bytes(3 << 19), "1.5 MiB");
+        assert_eq!((percent(0.24), whole_percent(0.1)), ("24.0%".into(), "10%".into()));
+        assert_eq!((ratio_span(11.2, 20.4), ratio_span(1.41, 1.44)), ("11 to 20".into(), "1.4".into()));
+        assert_eq!((size_words(16, "16B"), size_words(1024, "1KiB")), ("16-byte".into(), "1KiB".into()));
+    }
+}

@@ -1,0 +1,23 @@
+//! ipcbench: measures inter-process communication libraries side by side, each in processes of
+//! its own. The modules follow the data's flow:
+//!
+//! `cli` (the command line) → `options` (what a run is asked to do) → `matrix` (the cases) and
+//! `registry` (the libraries) → `run` (the driver: schedule, trials, child processes) → `role`
+//! (what each child process does, through its adapter) → `analysis` (reports → figures, medians,
+//! which figure counts) → `results` (the file) → `report` (tables, charts, CSV, HTML, and the
+//! terminal). `machine` and `doctor` describe the machine; `fault` the faults a run may inject
+//! on purpose; `format` turns numbers into text.
+
+pub mod analysis;
+pub mod cli;
+pub mod doctor;
+pub mod fault;
+pub mod format;
+pub mod machine;
+pub mod matrix;
+pub mod options;
+pub mod registry;
+pub mod report;
+pub mod results;
+pub mod role;
+pub mod run;

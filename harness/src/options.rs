@@ -1,0 +1,204 @@
+//! What a run is asked to do: the flags `run` and `sweep` share, checked and turned into
+//! `Options` (a clear error for each bad one), and `run --resume`'s checks that a results file
+//! may be finished by this binary on this machine.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use ipcbench_api::LibraryInfo;
+
+use crate::fault::Fault;
+use crate::machine::Machine;
+use crate::matrix::{self, Case};
+use crate::registry;
+use crate::results::{self, Document, Order, RunStatus};
+
+/// What a run measures, and how.
+pub struct Options {
+    pub cases: Vec<Case>,
+    pub libraries: Vec<LibraryInfo>,
+    pub runs: u32,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub setup_timeout: Duration,
+    pub out: PathBuf,
+    pub skip_oversubscribed: bool,
+    pub verbose: bool,
+    /// How long after the measured window a trial may take to drain and report.
+    pub grace: Duration,
+    /// A signal to send one role on purpose (the fault suite; docs/FAULTS.md).
+    pub fault: Option<Fault>,
+    pub order: Order,
+}
+
+/// A results file to finish (`run --resume`): where it is and what it holds.
+pub struct Resume {
+    pub path: PathBuf,
+    pub doc: Document,
+}
+
+/// How cases are measured: the options `run` and `sweep` share.
+#[derive(Args)]
+pub struct Measure {
+    /// Libraries by id, comma-separated (default: every one built in).
+    #[arg(long)]
+    lib: Option<String>,
+    /// Runs per case and receive mode; the median is the figure.
+    #[arg(long, default_value = "3")]
+    runs: String,
+    /// The measured window of each run (1s, 250ms, ...).
+    #[arg(long, default_value = "1s")]
+    duration: String,
+    /// The warm-up before each measured window.
+    #[arg(long, default_value = "300ms")]
+    warmup: String,
+    /// How long set-up may wait for every role to connect.
+    #[arg(long, default_value = "10s")]
+    setup_timeout: String,
+    /// Folder for the results file.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Leave out the cases that need more processes than this machine has cores.
+    #[arg(long)]
+    skip_oversubscribed: bool,
+    /// Show each trial and each child's pid.
+    #[arg(long, short)]
+    verbose: bool,
+    /// How long after the measured window a trial may take to end and report before it fails.
+    #[arg(long, default_value = "10s")]
+    grace: String,
+    /// sequential: each library's runs in turn; interleaved: run 1 of every library of a case,
+    /// then run 2, ... (A B A B), so that a drift of the machine reaches every library alike.
+    #[arg(long, default_value = "sequential")]
+    order: String,
+    /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
+    #[arg(long, hide = true)]
+    fault: Option<String>,
+}
+
+impl Measure {
+    pub fn options(self, cases: Result<Vec<Case>>) -> Result<Options> {
+        let Measure {
+            lib,
+            runs,
+            duration: d,
+            warmup,
+            setup_timeout,
+            out,
+            skip_oversubscribed,
+            verbose,
+            grace,
+            fault,
+            order,
+        } = self;
+        let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
+        if runs == 0 {
+            bail!("--runs 0: at least one run is needed for a figure");
+        }
+        let dur = duration("duration", &d)?;
+        if dur.is_zero() {
+            bail!("--duration {d:?}: the measured window must be longer than zero");
+        }
+        Ok(Options {
+            cases: cases?,
+            libraries: registry::select(lib.as_deref())?,
+            runs,
+            duration: dur,
+            warmup: duration("warmup", &warmup)?,
+            setup_timeout: duration("setup-timeout", &setup_timeout)?,
+            out,
+            skip_oversubscribed,
+            verbose,
+            grace: duration("grace", &grace)?,
+            fault: fault.as_deref().map(Fault::parse).transpose()?,
+            order: Order::parse(&order)
+                .ok_or_else(|| anyhow!("--order {order:?}: sequential or interleaved"))?,
+        })
+    }
+
+    /// `run --resume FILE`: the file's own settings, cases and libraries, checked against this
+    /// binary and this machine; from the command line only what does not change a figure.
+    pub fn resume(self, path: PathBuf) -> Result<(Options, Resume)> {
+        let doc = results::load(&path).context("--resume")?;
+        if doc.status == RunStatus::Complete {
+            bail!("--resume: {} is complete: every case is done, nothing to resume", path.display());
+        }
+        let here = Machine::this();
+        let m = &doc.machine;
+        if (&m.cpu_model, m.cores, &m.kernel) != (&here.cpu_model, here.cores, &here.kernel) {
+            bail!(
+                "--resume: {} was measured on another machine ({}, {} cores, Linux {}; this one: {}, {} \
+                 cores, Linux {}): one file holds one machine's figures; start a new run",
+                path.display(),
+                m.cpu_model,
+                m.cores,
+                m.kernel,
+                here.cpu_model,
+                here.cores,
+                here.kernel
+            );
+        }
+        let libraries = registry::select(Some(&doc.settings.libraries.join(","))).with_context(|| {
+            format!("--resume: a library of {} is not built into this binary", path.display())
+        })?;
+        for lib in &libraries {
+            if let Some(then) = doc.libraries.iter().find(|l| l.id == lib.id)
+                && then.version != lib.version
+            {
+                bail!(
+                    "--resume: {} measured {} {}, this binary has {}: start a new run",
+                    path.display(),
+                    lib.id,
+                    then.version,
+                    lib.version
+                );
+            }
+        }
+        let cases = matrix::select(&matrix::matrix(), &doc.settings.cases).with_context(|| {
+            format!("--resume: a case of {} is not in this binary's matrix", path.display())
+        })?;
+        let s = &doc.settings;
+        let secs = |x: f64| {
+            Duration::try_from_secs_f64(x).map_err(|e| anyhow!("--resume: a duration in the file: {e}"))
+        };
+        let options = Options {
+            cases,
+            libraries,
+            runs: s.runs,
+            duration: secs(s.duration_s)?,
+            warmup: secs(s.warmup_s)?,
+            setup_timeout: secs(s.setup_timeout_s)?,
+            out: path.parent().map_or_else(|| PathBuf::from("."), PathBuf::from),
+            skip_oversubscribed: s.skip_oversubscribed,
+            verbose: self.verbose,
+            grace: duration("grace", &self.grace)?,
+            fault: None,
+            order: s.order,
+        };
+        results::remove_partial_copies(&path);
+        Ok((options, Resume { path, doc }))
+    }
+}
+
+/// `--sizes 64,4KiB`: the sweep's sizes, in the order given.
+pub fn sizes(text: Option<&str>) -> Result<Vec<Case>> {
+    let sizes = match text {
+        None => matrix::sweep_sizes(),
+        Some(t) => t
+            .split(',')
+            .map(|s| matrix::parse_size(s).map_err(|e| anyhow!("--sizes: {e}")))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    if sizes.is_empty() {
+        bail!("--sizes lists no size");
+    }
+    matrix::sweep(&sizes)
+}
+
+fn duration(flag: &str, text: &str) -> Result<Duration> {
+    let d = humantime::parse_duration(text)
+        .map_err(|e| anyhow!("--{flag} {text:?} is not a duration ({e}); write it as 1s, 300ms or 2m"))?;
+    Ok(d)
+}

@@ -1,0 +1,244 @@
+//! One model of every table the tool prints: structured cells (a figure with its rank and
+//! marks, a dash with its numbered reason, a status, a capability, a library), the marks and
+//! the legend built from the same constants. The terminal, Markdown and HTML renderers only say
+//! how a cell and a row look.
+
+use ipcbench_api::LibraryInfo;
+
+use super::View;
+use crate::analysis::{self, NOISY, Rank};
+use crate::format::{nanos, percent, rate, whole_percent};
+use crate::matrix::Pattern;
+use crate::results::{CaseResult, Column, Figure, Figures, LibraryRecord, Status};
+
+/// One cell of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Text(String),
+    /// A measured result: its figure as text, where it stands in its row, and its marks.
+    Figure {
+        text: String,
+        rank: Option<Rank>,
+        marks: String,
+    },
+    /// The library lacks the pattern: footnote `note` says why.
+    Dash {
+        note: usize,
+    },
+    /// The result failed, was skipped or interrupted: footnote `note` says why.
+    Status {
+        status: Status,
+        note: usize,
+    },
+    /// Whether a library has a pattern, and how (or why not).
+    Support {
+        supported: bool,
+        text: String,
+    },
+    /// A library, as a row's label.
+    Library {
+        id: String,
+        name: String,
+        version: String,
+    },
+    Empty,
+}
+
+/// A table: its header, its rows (the first cell of each is the row's label) and the
+/// footnotes its cells number (from 1).
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    pub notes: Vec<String>,
+}
+
+impl Table {
+    /// The number of this footnote, each distinct text numbered once.
+    fn note(&mut self, text: String) -> usize {
+        match self.notes.iter().position(|t| *t == text) {
+            Some(i) => i + 1,
+            None => {
+                self.notes.push(text);
+                self.notes.len()
+            }
+        }
+    }
+}
+
+/// A mark beside a figure, in the order the cells show them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Note,
+    Noisy,
+    Concurrent,
+    Oversubscribed,
+}
+
+impl Mark {
+    pub const ALL: [Mark; 4] = [Mark::Note, Mark::Noisy, Mark::Concurrent, Mark::Oversubscribed];
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Mark::Note => "†",
+            Mark::Noisy => "~",
+            Mark::Concurrent => "!",
+            Mark::Oversubscribed => "*",
+        }
+    }
+
+    pub fn meaning(self) -> String {
+        match self {
+            Mark::Note => "every server answered every request (they do not share a load)".into(),
+            Mark::Noisy => {
+                format!("noisy (its runs spread more than {} of the median)", whole_percent(NOISY))
+            }
+            Mark::Concurrent => "another ipcbench run was running".into(),
+            Mark::Oversubscribed => "oversubscribed (more processes than cores)".into(),
+        }
+    }
+
+    pub fn on(self, r: &CaseResult) -> bool {
+        match self {
+            Mark::Note => r.note.is_some(),
+            Mark::Noisy => analysis::noisy(r),
+            Mark::Concurrent => !r.concurrent_runs.is_empty(),
+            Mark::Oversubscribed => r.oversubscribed,
+        }
+    }
+}
+
+/// The marks beside a result's figure: ` † ~ ! *`, those that apply.
+pub fn marks(r: &CaseResult) -> String {
+    Mark::ALL.into_iter().filter(|m| m.on(r)).map(|m| format!(" {}", m.symbol())).collect()
+}
+
+/// An entry of the case table's legend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// How the fastest of a row is shown (bold).
+    Fastest,
+    Level,
+    Mark(Mark),
+}
+
+pub const LEVEL: &str = "≈";
+
+/// The case table's legend, in the order it is read.
+pub fn legend() -> Vec<(Key, String)> {
+    vec![
+        (Key::Fastest, "the fastest in its row (on its machine)".into()),
+        (Key::Level, "level with the fastest (the two results' runs overlap, see docs/METHOD.md)".into()),
+        (Key::Mark(Mark::Noisy), Mark::Noisy.meaning()),
+        (Key::Mark(Mark::Concurrent), Mark::Concurrent.meaning()),
+        (Key::Mark(Mark::Oversubscribed), Mark::Oversubscribed.meaning()),
+        (Key::Mark(Mark::Note), Mark::Note.meaning()),
+    ]
+}
+
+/// What the case table's figures are.
+pub const UNITS: &str = "Rates are messages (or calls) per second; a round trip shows its p50 and p99.";
+
+/// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
+/// lossy broadcast's share lost.
+pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
+    let mut s = rate(f.msgs_per_s);
+    if let Some(p50) = f.p50_ns {
+        s = match (pattern, f.p99_ns) {
+            (Pattern::StreamRtt, Some(p99)) => format!("p50 {} p99 {}", nanos(p50), nanos(p99)),
+            _ => format!("{s}, p50 {}", nanos(p50)),
+        };
+    }
+    if let Some(lost) = f.lost_share {
+        s = format!("{s}, {} lost", percent(lost));
+    }
+    s
+}
+
+/// One value of a figure (a spread's least or greatest).
+pub fn value_text(figure: Figure, v: f64) -> String {
+    match figure {
+        Figure::P50Ns => nanos(v),
+        Figure::MsgsPerS => rate(v),
+    }
+}
+
+/// A result as the case table shows it; `row` is its case's results on its machine.
+fn result_cell<'a>(
+    table: &mut Table,
+    r: Option<&CaseResult>,
+    row: impl IntoIterator<Item = &'a CaseResult>,
+) -> Cell {
+    let Some(r) = r else { return Cell::Empty };
+    let reason = r.reason.as_deref().unwrap_or("");
+    match (r.status, &r.median) {
+        (Status::Ok, Some(f)) => {
+            Cell::Figure { text: figure_text(r.pattern, f), rank: analysis::rank(r, row), marks: marks(r) }
+        }
+        (Status::Unsupported, _) => Cell::Dash { note: table.note(format!("{}: {reason}", r.library)) },
+        (status, _) => Cell::Status {
+            status,
+            note: table.note(format!("{} {} {}: {reason}", r.library, r.case, status.as_str())),
+        },
+    }
+}
+
+/// Cases as rows, a column per library and machine: each cell the figure of the better receive
+/// mode, ranked in its row.
+pub fn case_table(view: &View) -> Table {
+    let header = std::iter::once("case".to_string()).chain(view.columns.iter().map(|c| view.column_label(c)));
+    let mut table = Table { header: header.collect(), ..Table::default() };
+    for case in &view.cases {
+        let mut row = vec![Cell::Text(case.clone())];
+        for (lib, s) in &view.columns {
+            row.push(result_cell(&mut table, view.result(case, lib, *s), view.row(case, *s)));
+        }
+        table.rows.push(row);
+    }
+    table
+}
+
+/// A row per library, a column per pattern: whether it has it, and how.
+pub fn capability_table(libraries: &[LibraryRecord]) -> Table {
+    let header =
+        std::iter::once("library".to_string()).chain(Column::ALL.map(|c| c.title().to_string())).collect();
+    let rows = libraries
+        .iter()
+        .map(|lib| {
+            let label =
+                Cell::Library { id: lib.id.clone(), name: lib.name.clone(), version: lib.version.clone() };
+            std::iter::once(label)
+                .chain(Column::ALL.map(|c| match lib.capability(c) {
+                    Some(c) => Cell::Support { supported: c.supported, text: c.text.clone() },
+                    None => Cell::Empty,
+                }))
+                .collect()
+        })
+        .collect();
+    Table { header, rows, notes: Vec::new() }
+}
+
+/// The capability table of the libraries built in.
+pub fn capabilities_of(libs: &[LibraryInfo]) -> Table {
+    capability_table(&libs.iter().map(LibraryRecord::new).collect::<Vec<_>>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_legend_states_the_noise_threshold_it_marks_by() {
+        let noisy = legend().into_iter().find(|(k, _)| *k == Key::Mark(Mark::Noisy)).unwrap().1;
+        assert!(noisy.contains(&format!("more than {:.0}%", NOISY * 100.0)), "{noisy}");
+    }
+
+    #[test]
+    fn figures_read_as_the_tables_print_them() {
+        let f = Figures { msgs_per_s: 1.17e6, p50_ns: Some(830.0), p99_ns: Some(1200.0), lost_share: None };
+        assert_eq!(figure_text(Pattern::StreamRtt, &f), "p50 830 ns p99 1.20 µs");
+        assert_eq!(figure_text(Pattern::Service, &f), "1.17 M msg/s, p50 830 ns");
+        let lossy = Figures { msgs_per_s: 765e3, lost_share: Some(0.919), ..Default::default() };
+        assert_eq!(figure_text(Pattern::Broadcast, &lossy), "765.0 k msg/s, 91.9% lost");
+    }
+}

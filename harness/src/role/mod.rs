@@ -1,0 +1,245 @@
+//! One role process, as the driver starts it (`ipcbench child ...`): opens its endpoint through
+//! the adapter, says "ready", waits for "go", runs its loop (`loops`), reports one JSON line, and
+//! keeps an owner's channel alive until "drain". A child counts and checks; it never decides
+//! what a figure means.
+
+pub mod loops;
+pub mod message;
+pub mod taken;
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side};
+
+use crate::matrix::{self, Role};
+use crate::results::RoleReport;
+use loops::{
+    Lossy, Ordered, Tally, Window, batch_receive_loop, batch_send_loop, call_loop, echo_loop, receive_loop,
+    send_loop,
+};
+use taken::Taken;
+
+/// What the driver tells a child on its command line: the one definition of that command line,
+/// which clap parses and `to_args` writes.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct ChildArgs {
+    #[arg(long = "lib")]
+    pub library: String,
+    #[arg(long)]
+    pub case: String,
+    #[arg(long, value_parser = role)]
+    pub role: Role,
+    #[arg(long)]
+    pub index: usize,
+    #[arg(long, value_parser = mode)]
+    pub mode: RecvMode,
+    #[arg(long)]
+    pub name: String,
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long = "warmup-ns", value_parser = nanos)]
+    pub warmup: Duration,
+    #[arg(long = "duration-ns", value_parser = nanos)]
+    pub duration: Duration,
+    #[arg(long = "setup-timeout-ns", value_parser = nanos)]
+    pub setup_timeout: Duration,
+}
+
+fn role(text: &str) -> Result<Role, String> {
+    Role::parse(text).ok_or_else(|| format!("unknown role {text:?}"))
+}
+
+fn mode(text: &str) -> Result<RecvMode, String> {
+    RecvMode::parse(text).ok_or_else(|| format!("unknown receive mode {text:?}"))
+}
+
+fn nanos(text: &str) -> Result<Duration, String> {
+    text.parse().map(Duration::from_nanos).map_err(|e| format!("{text:?} nanoseconds: {e}"))
+}
+
+impl ChildArgs {
+    /// The child's command line (after the binary's own `child`), as clap reads it back.
+    pub fn to_args(&self) -> Vec<String> {
+        let ns = |d: Duration| d.as_nanos().to_string();
+        [
+            ("--lib", self.library.clone()),
+            ("--case", self.case.clone()),
+            ("--role", self.role.as_str().into()),
+            ("--index", self.index.to_string()),
+            ("--mode", self.mode.as_str().into()),
+            ("--name", self.name.clone()),
+            ("--dir", self.dir.display().to_string()),
+            ("--warmup-ns", ns(self.warmup)),
+            ("--duration-ns", ns(self.duration)),
+            ("--setup-timeout-ns", ns(self.setup_timeout)),
+        ]
+        .into_iter()
+        .flat_map(|(flag, value)| [flag.to_string(), value])
+        .collect()
+    }
+}
+
+/// Runs one role of library `L`.
+pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
+    let case = matrix::find(&args.case)?;
+    let setup = Setup {
+        name: &args.name,
+        dir: &args.dir,
+        size: case.size,
+        shape: case.shape,
+        index: args.index,
+        mode: args.mode,
+        timeout: args.setup_timeout,
+        batch: case.batch,
+    };
+    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
+    if case.batch > 1 {
+        return run_batch::<L>(args, &setup, &case.name).with_context(context);
+    }
+    let size = case.size;
+    let me = args.index as u32;
+    let report = match args.role {
+        Role::Sender => {
+            lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, size, me, w, r))
+        }
+        Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _, r| {
+            receive_loop(rx, size, Ordered::default(), r)
+        }),
+        Role::Pinger => {
+            lead(L::stream(&setup, Side::Connect), args, |ep, w, r| call_loop(ep, size, me, w, r))
+        }
+        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _, r| echo_loop(ep, size, r)),
+        Role::Publisher => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, size, me, w, r)),
+        Role::Subscriber => match case.shape {
+            Shape::Broadcast { lossy: true, .. } => {
+                lead(L::subscriber(&setup), args, |rx, _, r| receive_loop(rx, size, Lossy::default(), r))
+            }
+            _ => lead(L::subscriber(&setup), args, |rx, _, r| receive_loop(rx, size, Ordered::default(), r)),
+        },
+        Role::Producer => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, size, me, w, r)),
+        Role::Consumer => {
+            let producers = match case.shape {
+                Shape::Queue { producers, .. } => producers,
+                _ => bail!("a consumer in {}", case.name),
+            };
+            lead(L::consumer(&setup), args, |rx, _, r| {
+                let file = args.dir.join(format!("taken-consumer-{}", args.index));
+                receive_loop(rx, size, Tally { taken: Taken::new(producers), file }, r)
+            })
+        }
+        Role::Client => lead(L::client(&setup), args, |ep, w, r| call_loop(ep, size, me, w, r)),
+        Role::Server => lead(L::server(&setup), args, |ep, _, r| echo_loop(ep, size, r)),
+    };
+    report.with_context(context)
+}
+
+/// A batch case (a stream or a lossless broadcast): every call moves `setup.batch` messages.
+fn run_batch<L: Library>(args: &ChildArgs, setup: &Setup, case: &str) -> Result<()> {
+    let (size, n, me) = (setup.size, setup.batch, args.index as u32);
+    match args.role {
+        Role::Sender => {
+            lead(L::stream(setup, Side::Connect), args, |tx, w, r| batch_send_loop(tx, size, n, me, w, r))
+        }
+        Role::Publisher => lead(L::publisher(setup), args, |tx, w, r| batch_send_loop(tx, size, n, me, w, r)),
+        Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _, r| {
+            batch_receive_loop(rx, size, n, Ordered::default(), r)
+        }),
+        Role::Subscriber => lead(L::subscriber(setup), args, |rx, _, r| {
+            batch_receive_loop(rx, size, n, Ordered::default(), r)
+        }),
+        other => bail!("a {} in the batch case {case}", other.as_str()),
+    }
+}
+
+/// The protocol around every loop: ready, go, the loop, the report, and the drain.
+fn lead<E>(
+    opened: Result<Opened<E>>,
+    args: &ChildArgs,
+    body: impl FnOnce(&mut E, Window, RoleReport) -> Result<RoleReport>,
+) -> Result<()> {
+    let Opened { mut endpoint, owner } = opened.context("set-up")?;
+    let stdout = std::io::stdout();
+    writeln!(stdout.lock(), "ready")?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let start: u64 = line
+        .trim()
+        .strip_prefix("go ")
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| anyhow!("expected `go <instant>` from the driver, got {line:?}"))?;
+    // The owner's handle ends the channel for everybody when dropped: keep it until every
+    // driving role is done ("drain"), or the driver is gone (end of input).
+    let control = std::thread::spawn(move || {
+        let mut line = String::new();
+        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
+            line.clear();
+        }
+        drop(owner);
+    });
+    let window = Window {
+        start,
+        measure_from: start + args.warmup.as_nanos() as u64,
+        end: start + (args.warmup + args.duration).as_nanos() as u64,
+    };
+    let mut report = body(&mut endpoint, window, RoleReport::new(args.role, args.index))?;
+    // Read once the loop is done, while the endpoint is open: a library may map lazily.
+    report.shared_mapped_bytes = shared_mapped_bytes();
+    // A sender's end is how its receivers learn it is done.
+    drop(endpoint);
+    writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
+    control.join().map_err(|_| anyhow!("the control thread panicked"))?;
+    Ok(())
+}
+
+/// The bytes of this process's shared mappings, from /proc/self/maps (`s` in the permissions):
+/// POSIX shared memory, memfds and shared file mappings. Libraries and heaps are private.
+fn shared_mapped_bytes() -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let mut total = 0;
+    for line in maps.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else { continue };
+        if perms.as_bytes().get(3) != Some(&b's') {
+            continue;
+        }
+        let (start, end) = range.split_once('-')?;
+        total += u64::from_str_radix(end, 16).ok()? - u64::from_str_radix(start, 16).ok()?;
+    }
+    Some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Line {
+        #[command(flatten)]
+        args: ChildArgs,
+    }
+
+    /// What the driver writes is what the child reads.
+    #[test]
+    fn a_child_reads_back_the_command_line_it_was_given() {
+        let args = ChildArgs {
+            library: "uds".into(),
+            case: "service/4c1s/16B".into(),
+            role: Role::Server,
+            index: 3,
+            mode: RecvMode::Polling,
+            name: "ipcb1t2".into(),
+            dir: "/tmp/ipcb1/t2".into(),
+            warmup: Duration::from_millis(300),
+            duration: Duration::from_secs(1),
+            setup_timeout: Duration::from_secs(10),
+        };
+        let line = std::iter::once("child".to_string()).chain(args.to_args());
+        assert_eq!(Line::try_parse_from(line).unwrap().args, args);
+        let bad = ["child", "--lib", "uds", "--role", "sailor"];
+        assert!(Line::try_parse_from(bad).unwrap_err().to_string().contains("unknown role \"sailor\""));
+    }
+}

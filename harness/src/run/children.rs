@@ -1,0 +1,178 @@
+//! The processes of one trial: how each is started (the same binary, `child`, dying with the
+//! driver), how its output reaches the driver, and the guard that leaves none of them behind.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::INTERRUPTED;
+use crate::matrix::Role;
+use crate::results::RoleReport;
+use crate::role::ChildArgs;
+
+/// How much of a failed child's standard error goes into the reason.
+const STDERR_TAIL: usize = 1500;
+
+/// What a child said or did, as the driver's event loop sees it: child `i`'s line, or the end
+/// of its output.
+pub enum Event {
+    Line(usize, String),
+    End(usize),
+}
+
+/// The children of one trial; whatever happens, none outlives it.
+pub struct Children {
+    pub procs: Vec<Proc>,
+}
+
+pub struct Proc {
+    pub role: Role,
+    pub index: usize,
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    pub ready: bool,
+    pub report: Option<RoleReport>,
+}
+
+impl Proc {
+    /// Starts the child these arguments describe as child `i` of its trial, with threads that
+    /// pass its output lines to `events` and keep its standard error. The error says which
+    /// role could not start.
+    pub fn start(
+        exe: &Path,
+        args: &ChildArgs,
+        i: usize,
+        events: mpsc::Sender<Event>,
+        verbose: bool,
+    ) -> Result<Proc, String> {
+        let mut cmd = Command::new(exe);
+        // A library's temporary files (ipc-channel's rendezvous socket, for one) go in the
+        // trial's directory, which the driver removes whatever becomes of the child.
+        cmd.arg("child")
+            .args(args.to_args())
+            .env("TMPDIR", &args.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: prctl and getppid are async-signal-safe. A child dies with the driver, even
+        // a killed one; a driver that died before the prctl took effect is seen by getppid.
+        let driver = std::process::id() as libc::pid_t;
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != driver {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let (role, index) = (args.role, args.index);
+        let mut child = cmd.spawn().map_err(|e| format!("starting {} {index}: {e}", role.as_str()))?;
+        if verbose {
+            eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
+        }
+        let stdout = child.stdout.take().expect("piped");
+        let mut stderr_pipe = child.stderr.take().expect("piped");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr_pipe.read(&mut buf) {
+                if let Ok(mut s) = sink.lock() {
+                    s.extend_from_slice(&buf[..n]);
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if events.send(Event::Line(i, line)).is_err() {
+                    return;
+                }
+            }
+            let _ = events.send(Event::End(i));
+        });
+        let stdin = child.stdin.take();
+        Ok(Proc { role, index, child, stdin, stderr, ready: false, report: None })
+    }
+
+    pub fn label(&self) -> String {
+        format!("{} {}", self.role.as_str(), self.index)
+    }
+
+    /// Whether the process is stopped (SIGSTOP, or a debugger): it will never report.
+    pub fn stopped(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).is_ok_and(|stat| {
+            // The state follows the command's closing parenthesis.
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('T' | 't')))
+        })
+    }
+
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: our own child's pid; it is not reaped before `Children` drops.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
+    }
+
+    /// The end of its standard error, as a reason quotes it (`: ...`), or nothing.
+    pub fn stderr_tail(&self) -> String {
+        let err = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        let text = String::from_utf8_lossy(&err);
+        let text = text.trim();
+        if text.is_empty() {
+            return String::new();
+        }
+        let start = text.len().saturating_sub(STDERR_TAIL);
+        let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        format!(": {}", text[start..].replace('\n', " | "))
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for p in &mut self.procs {
+            let _ = p.child.kill();
+        }
+        for p in &mut self.procs {
+            let _ = p.child.wait();
+        }
+    }
+}
+
+/// Whether a child's end is the run's interruption. A Ctrl-C at a terminal reaches the children
+/// too, and may end one before the driver's own handler has run: give the handler a moment.
+pub fn by_interrupt(status: ExitStatus) -> bool {
+    if matches!(status.signal(), Some(libc::SIGINT | libc::SIGTERM)) {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// How a process ended, as a reason says it.
+pub fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+        _ => "ended".into(),
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGPIPE => "SIGPIPE",
+        _ => "a signal",
+    }
+}

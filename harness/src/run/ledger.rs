@@ -1,0 +1,115 @@
+//! Each result's record as the run goes: what it is before any trial (a dash, a skip, or a
+//! place for each receive mode's runs), and how an interruption marks it.
+
+use ipcbench_api::{LibraryInfo, Requests, Shape};
+
+use crate::matrix::Case;
+use crate::results::{CaseResult, ModeResult, Status};
+
+/// The reason of a result the run's interruption cut short.
+const INTERRUPTED: &str = "the run was interrupted (Ctrl-C or SIGTERM)";
+
+/// One case for one library, before any trial: a dash (the library lacks the pattern or the
+/// size), a skip, or `Ok` with a place for each receive mode's runs.
+pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: bool) -> CaseResult {
+    let processes = case.roles().len();
+    let mut result = CaseResult {
+        case: case.name.clone(),
+        pattern: case.pattern(),
+        size: case.size,
+        batch: (case.batch > 1).then_some(case.batch),
+        library: lib.id.into(),
+        processes,
+        oversubscribed: processes > cores,
+        status: Status::Ok,
+        reason: None,
+        best_mode: None,
+        median: None,
+        spread: None,
+        note: None,
+        concurrent_runs: Vec::new(),
+        modes: Vec::new(),
+    };
+    let support = case.support(&lib.capabilities);
+    if !support.is_yes() {
+        result.status = Status::Unsupported;
+        result.reason = Some(support.text().into());
+        return result;
+    }
+    if let Some((largest, why)) = &lib.largest_message
+        && case.size > *largest
+    {
+        result.status = Status::Unsupported;
+        result.reason = Some(format!("messages of {} bytes, where at most {largest} fit: {why}", case.size));
+        return result;
+    }
+    if let (Shape::Service { servers, .. }, Requests::ToEveryServer) = (case.shape, lib.requests)
+        && servers > 1
+    {
+        result.note = Some(format!(
+            "every request went to all {servers} servers and each answered it: {}'s servers do not \
+             share a load; each client took the first reply",
+            lib.name
+        ));
+    }
+    if result.oversubscribed && skip_oversubscribed {
+        result.status = Status::Skipped;
+        result.reason = Some(format!("oversubscribed: {processes} processes on {cores} cores"));
+        return result;
+    }
+    result.modes =
+        lib.modes.iter().map(|&mode| ModeResult { mode, runs: Vec::new(), median: None }).collect();
+    result
+}
+
+/// The run was interrupted during one of this result's trials.
+pub fn interrupted(result: &mut CaseResult) {
+    result.status = Status::Interrupted;
+    result.reason = Some(INTERRUPTED.into());
+}
+
+/// The run stopped before this result had all its `runs`: no median stands on fewer runs than
+/// asked for, so it is interrupted and a resume runs it again, whole.
+pub fn cut_short(result: &mut CaseResult, runs: u32) {
+    if result.status == Status::Ok && result.modes.iter().any(|m| m.runs.len() < runs as usize) {
+        interrupted(result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::find;
+    use crate::registry;
+
+    #[test]
+    fn a_result_begins_as_a_dash_a_skip_or_a_place_for_every_mode() {
+        let (_, uds) = registry::find("uds").unwrap();
+        let queue = begin(&find("queue/1x1/16B").unwrap(), &uds, 2, false);
+        assert_eq!(
+            (queue.status, queue.reason.as_deref()),
+            (Status::Unsupported, Some(uds.capabilities.queue.text()))
+        );
+        let service = begin(&find("service/4c4s/16B").unwrap(), &uds, 2, true);
+        assert_eq!(service.status, Status::Skipped);
+        assert_eq!(service.reason.as_deref(), Some("oversubscribed: 8 processes on 2 cores"));
+        let (_, fastipc) = registry::find("fastipc").unwrap();
+        let stream = begin(&find("stream/16B").unwrap(), &fastipc, 2, true);
+        assert_eq!(stream.status, Status::Ok);
+        assert_eq!(stream.modes.iter().map(|m| m.mode).collect::<Vec<_>>(), fastipc.modes);
+        let (_, iceoryx2) = registry::find("iceoryx2").unwrap();
+        let shared = begin(&find("service/4c4s/16B").unwrap(), &iceoryx2, 8, false);
+        assert!(shared.note.unwrap().contains("do not share a load"));
+    }
+
+    #[test]
+    fn a_result_cut_short_is_interrupted_and_a_whole_one_is_not() {
+        let (_, fastipc) = registry::find("fastipc").unwrap();
+        let mut r = begin(&find("stream/16B").unwrap(), &fastipc, 2, false);
+        cut_short(&mut r, 1);
+        assert_eq!(r.status, Status::Interrupted);
+        let mut dash = begin(&find("queue/1x1/16B").unwrap(), &registry::find("uds").unwrap().1, 2, false);
+        cut_short(&mut dash, 1);
+        assert_eq!(dash.status, Status::Unsupported, "a dash stays a dash");
+    }
+}

@@ -1,0 +1,268 @@
+//! The driver: runs each (case, library, receive mode, run) as a trial of fresh processes, one
+//! per role, from this same binary, in the order `schedule` gives; turns each result's runs
+//! into its figures (`analysis`); and rewrites the results file as each result is done. It never
+//! sends or receives through a library: only the children do.
+//!
+//! `dir` is the run's directory and the clean-up of runs killed before, `trial` one trial and
+//! its protocol, `children` the trial's processes,
+//! `ledger` each result's record before and after its runs.
+
+pub mod children;
+pub mod dir;
+pub mod ledger;
+pub mod schedule;
+pub mod trial;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+use ipcbench_api::LibraryInfo;
+
+use crate::analysis;
+use crate::machine::{BUSY, Conditions, Machine};
+use crate::matrix::Case;
+use crate::options::{Options, Resume};
+use crate::report::terminal;
+use crate::results::{self, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
+use schedule::Step;
+use trial::{Trial, TrialError};
+
+/// Set by Ctrl-C (SIGINT) or SIGTERM: the driver stops the trial, keeps what is done, and exits.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// What a run ended as.
+pub enum Outcome {
+    Complete { failed: usize },
+    Interrupted,
+}
+
+pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)> {
+    std::fs::create_dir_all(&opts.out)
+        .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
+    let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let stale = dir::remove_stale();
+    if !stale.is_empty() {
+        eprintln!(
+            "ipcbench: removed what {} run(s) killed before they could clean up left (pid {})",
+            stale.len(),
+            stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let conditions = Conditions::now(dir::live_others());
+    let run_dir = dir::RunDir::create()?;
+    let machine = Machine::this();
+    let cores = machine.cores;
+    let (path, mut doc, kept) = match resume {
+        Some(Resume { path, mut doc }) => {
+            // The cases done stay; an interrupted one runs again, whole.
+            let kept: Vec<CaseResult> =
+                doc.results.drain(..).filter(|r| r.status != Status::Interrupted).collect();
+            doc.status = RunStatus::Running;
+            doc.finished = None;
+            doc.resumed.push(now());
+            (path, doc, kept)
+        }
+        None => {
+            let started = now();
+            // One file per run: a second run started in the same second gets a suffix.
+            let stem = format!("run-{}", started.replace(':', "-"));
+            let path = (1..)
+                .map(|n| {
+                    opts.out.join(if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") })
+                })
+                .find(|p| !p.exists())
+                .expect("some suffix is free");
+            let doc = Document {
+                schema_version: results::SCHEMA_VERSION,
+                tool: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
+                started,
+                finished: None,
+                status: RunStatus::Running,
+                resumed: Vec::new(),
+                settings: Settings {
+                    runs: opts.runs,
+                    duration_s: opts.duration.as_secs_f64(),
+                    warmup_s: opts.warmup.as_secs_f64(),
+                    setup_timeout_s: opts.setup_timeout.as_secs_f64(),
+                    skip_oversubscribed: opts.skip_oversubscribed,
+                    order: opts.order,
+                    cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
+                    libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
+                },
+                machine,
+                conditions: None,
+                toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
+                libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
+                results: Vec::new(),
+            };
+            (path, doc, Vec::new())
+        }
+    };
+    if conditions.busy_cores > BUSY {
+        eprintln!(
+            "ipcbench: warning: the machine is busy: other processes kept {:.1} of its {cores} cores busy just \
+             now; the figures will be lower and noisier (`ipcbench doctor` says more)",
+            conditions.busy_cores
+        );
+    }
+    // A resumed file keeps the conditions of its start.
+    doc.conditions.get_or_insert(conditions);
+    results::write_atomically(&doc, &path)?;
+    let total = opts.cases.len() * opts.libraries.len();
+    eprintln!(
+        "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
+        opts.cases.len(),
+        opts.libraries.len(),
+        opts.runs,
+        opts.duration,
+        opts.warmup,
+        opts.order.as_str(),
+        cores,
+        path.display()
+    );
+    if !kept.is_empty() {
+        eprintln!("ipcbench: resuming: {} of {total} done before, kept; running the rest", kept.len());
+    }
+
+    let ctx = RunContext { opts, dir: &run_dir.path, tag: &run_dir.tag, cores, warned: Default::default() };
+    let mut trials = 0usize;
+    let mut failed = 0;
+    let mut stop = false;
+    for case in &opts.cases {
+        // The results of this case, in the libraries' order: each one kept, or new.
+        let mut row: Vec<(CaseResult, bool)> = opts
+            .libraries
+            .iter()
+            .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
+                Some(r) => (r.clone(), false),
+                None => (ledger::begin(case, lib, cores, opts.skip_oversubscribed), true),
+            })
+            .collect();
+        let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
+        for step in schedule::case(opts.order, opts.runs, &measured) {
+            match step {
+                Step::Run { library, run } => {
+                    let result = &mut row[library].0;
+                    if stop || result.status != Status::Ok {
+                        continue;
+                    }
+                    ctx.one_run(case, library_of(opts, result), result, run, &mut trials);
+                    stop = result.status == Status::Interrupted;
+                }
+                Step::Finish { library } => {
+                    let (result, new) = &mut row[library];
+                    if *new {
+                        if stop {
+                            ledger::cut_short(result, opts.runs);
+                        }
+                        if !result.modes.is_empty() {
+                            ctx.others(result);
+                        }
+                        analysis::settle(result);
+                        failed += (result.status == Status::Failed) as usize;
+                        eprintln!("[{}/{total}] {}", doc.results.len() + 1, terminal::progress_line(result));
+                    }
+                    doc.results.push(result.clone());
+                    // As each result comes: a run killed now loses only the case under way.
+                    results::write_atomically(&doc, &path)?;
+                }
+            }
+        }
+        if stop {
+            break;
+        }
+    }
+    // A resumed run interrupted again keeps what it had not reached yet.
+    for r in kept {
+        if !doc.results.iter().any(|x| x.case == r.case && x.library == r.library) {
+            doc.results.push(r);
+        }
+    }
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
+    doc.finished = Some(now());
+    results::write_atomically(&doc, &path)?;
+    println!("{}", terminal::medians(&doc));
+    Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+}
+
+fn library_of<'a>(opts: &'a Options, r: &CaseResult) -> &'a LibraryInfo {
+    opts.libraries.iter().find(|l| l.id == r.library).expect("a library of the run")
+}
+
+/// What every case of a run shares.
+pub struct RunContext<'a> {
+    pub opts: &'a Options,
+    pub dir: &'a Path,
+    pub tag: &'a str,
+    pub cores: usize,
+    /// The other runs already warned about.
+    warned: RefCell<Vec<u32>>,
+}
+
+impl RunContext<'_> {
+    /// The other runs alive now: each new one is warned about once; all go in the result.
+    fn others(&self, result: &mut CaseResult) {
+        let live = dir::live_others();
+        let mut warned = self.warned.borrow_mut();
+        for &pid in &live {
+            if !warned.contains(&pid) {
+                warned.push(pid);
+                eprintln!(
+                    "ipcbench: warning: another ipcbench run (pid {pid}) is running on this machine; its \
+                     processes compete for the {} cores and disturb these figures (each case it overlaps \
+                     records it in concurrent_runs)",
+                    self.cores
+                );
+            }
+            if !result.concurrent_runs.contains(&pid) {
+                result.concurrent_runs.push(pid);
+            }
+        }
+    }
+
+    /// Run `run_no` of every receive mode of the library, in turn; a failure or an
+    /// interruption ends the case.
+    fn one_run(
+        &self,
+        case: &Case,
+        lib: &LibraryInfo,
+        result: &mut CaseResult,
+        run_no: u32,
+        trials: &mut usize,
+    ) {
+        let opts = self.opts;
+        // Checked as each run starts: a library set up early in a case but run late (the
+        // sequential order) records the runs that overlapped its own trials, not the case's.
+        self.others(result);
+        for (m, &mode) in lib.modes.iter().enumerate() {
+            *trials += 1;
+            if opts.verbose {
+                eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
+            }
+            let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));
+            let trial = Trial {
+                ctx: self,
+                case,
+                library: lib.id,
+                requests: lib.requests,
+                mode,
+                number: *trials,
+                fault,
+            };
+            match trial.run() {
+                Ok(record) => result.modes[m].runs.push(record),
+                Err(TrialError::Interrupted) => ledger::interrupted(result),
+                Err(TrialError::Failed(reason)) => {
+                    result.status = Status::Failed;
+                    result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
+                }
+            }
+            if result.status != Status::Ok {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The order of a case's work, as a pure function of the order asked for, the runs and which
+//! libraries of the case are measured: the driver follows it step by step, skipping a library's
+//! runs once it failed and every run once the run is interrupted.
+
+use crate::results::Order;
+
+/// One step of a case, for library `library` (its place in the case's row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Run number `run` (from 1) of every receive mode of the library.
+    Run { library: usize, run: u32 },
+    /// The library's result is done: its medians, its line, and the results file rewritten.
+    Finish { library: usize },
+}
+
+/// The steps of one case. `measured[i]` says whether library `i` of its row is measured (the
+/// others, a dash, a skip or a result kept from before, are only finished), in the row's order.
+pub fn case(order: Order, runs: u32, measured: &[bool]) -> Vec<Step> {
+    let mut steps = Vec::new();
+    match order {
+        Order::Sequential => {
+            for (library, &m) in measured.iter().enumerate() {
+                if m {
+                    steps.extend((1..=runs).map(|run| Step::Run { library, run }));
+                }
+                steps.push(Step::Finish { library });
+            }
+        }
+        Order::Interleaved => {
+            for run in 1..=runs {
+                for (library, _) in measured.iter().enumerate().filter(|(_, m)| **m) {
+                    steps.push(Step::Run { library, run });
+                }
+            }
+            steps.extend((0..measured.len()).map(|library| Step::Finish { library }));
+        }
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step::{Finish, Run};
+    use super::*;
+
+    #[test]
+    fn sequential_runs_each_library_in_turn_and_finishes_it_at_once() {
+        assert_eq!(
+            case(Order::Sequential, 2, &[true, false, true]),
+            [
+                Run { library: 0, run: 1 },
+                Run { library: 0, run: 2 },
+                Finish { library: 0 },
+                Finish { library: 1 },
+                Run { library: 2, run: 1 },
+                Run { library: 2, run: 2 },
+                Finish { library: 2 },
+            ]
+        );
+    }
+
+    #[test]
+    fn interleaved_runs_rounds_then_finishes_every_library() {
+        assert_eq!(
+            case(Order::Interleaved, 2, &[true, false, true]),
+            [
+                Run { library: 0, run: 1 },
+                Run { library: 2, run: 1 },
+                Run { library: 0, run: 2 },
+                Run { library: 2, run: 2 },
+                Finish { library: 0 },
+                Finish { library: 1 },
+                Finish { library: 2 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_case_with_nothing_to_measure_only_finishes() {
+        for order in [Order::Sequential, Order::Interleaved] {
+            assert_eq!(case(order, 3, &[false, false]), [Finish { library: 0 }, Finish { library: 1 }]);
+            assert!(case(order, 3, &[]).is_empty());
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! One trial: one run of one case for one library in one receive mode, as fresh processes. The
+//! protocol with them (ready, go, result, drain; docs/ARCHITECTURE.md), its deadlines, the
+//! faults injected on purpose, and what a child's death means for the reason.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use ipcbench_api::{RecvMode, Requests};
+use std::os::unix::process::ExitStatusExt;
+
+use super::children::{Children, Event, Proc, by_interrupt, describe, signal_name};
+use super::{INTERRUPTED, RunContext, dir};
+use crate::analysis;
+use crate::fault::{self, Fault};
+use crate::matrix::Case;
+use crate::registry;
+use crate::results::{RoleReport, RunRecord};
+use crate::role::{ChildArgs, message};
+
+/// Why a trial gave no figures.
+pub enum TrialError {
+    Interrupted,
+    Failed(String),
+}
+
+pub struct Trial<'a> {
+    pub ctx: &'a RunContext<'a>,
+    pub case: &'a Case,
+    pub library: &'static str,
+    pub requests: Requests,
+    pub mode: RecvMode,
+    /// Counts the run's trials from 1: the trial's name and directory.
+    pub number: usize,
+    pub fault: Option<&'a Fault>,
+}
+
+/// A fault due at an instant: the signal and the child it goes to.
+struct Armed {
+    at: Instant,
+    child: usize,
+    signal: i32,
+    when: &'static str,
+}
+
+/// What the driver is waiting for, for the message of a missed deadline.
+#[derive(Clone, Copy)]
+enum Stage {
+    SettingUp,
+    Running,
+}
+
+impl Trial<'_> {
+    pub fn run(&self) -> Result<RunRecord, TrialError> {
+        let trial_dir = self.ctx.dir.join(format!("t{}", self.number));
+        std::fs::create_dir_all(&trial_dir)
+            .map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
+        let outcome = self.run_in(&trial_dir);
+        // Every child is gone now: what they left goes too; the trial's directory last, as a
+        // run killed before this point is cleaned by the next from it.
+        dir::remove_shared_memory(&self.name());
+        registry::remove_leftovers(self.library, &self.name());
+        let _ = std::fs::remove_dir_all(&trial_dir);
+        outcome
+    }
+
+    /// The trial's name, unique to the run: adapters name their channels and files after it.
+    fn name(&self) -> String {
+        format!("{}t{}", self.ctx.tag, self.number)
+    }
+
+    fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
+        let exe =
+            std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
+        let (tx, events) = mpsc::channel();
+        let mut children = Children { procs: Vec::new() };
+        let opts = self.ctx.opts;
+        for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
+            let args = ChildArgs {
+                library: self.library.into(),
+                case: self.case.name.clone(),
+                role,
+                index,
+                mode: self.mode,
+                name: self.name(),
+                dir: trial_dir.to_path_buf(),
+                warmup: opts.warmup,
+                duration: opts.duration,
+                setup_timeout: opts.setup_timeout,
+            };
+            let child = Proc::start(&exe, &args, i, tx.clone(), opts.verbose).map_err(TrialError::Failed)?;
+            children.procs.push(child);
+        }
+        drop(tx);
+
+        let target = self.fault.and_then(|f| Some((f, f.target(&self.case.roles())?)));
+        let mut armed = None;
+
+        // Set-up: every role ready.
+        let setup_deadline = Instant::now() + self.ctx.opts.setup_timeout + Duration::from_secs(5);
+        while children.procs.iter().any(|p| !p.ready) {
+            match self.next(&events, setup_deadline, &children, Stage::SettingUp, &mut armed)? {
+                Event::Line(i, l) if l == "ready" => {
+                    match target {
+                        // The fault: the role's endpoint is open and it never starts.
+                        Some((f, t)) if t == i && f.stage == fault::Stage::Setup => {
+                            self.inject(&children, i, f.signal, "set-up")
+                        }
+                        _ => children.procs[i].ready = true,
+                    }
+                }
+                Event::Line(i, l) => return Err(self.protocol(&children, i, &l)),
+                Event::End(i) => return Err(self.died(&mut children, i, "during set-up")),
+            }
+        }
+
+        // Go: one start instant for all, a little ahead so every child is waiting for it.
+        let start = message::now_ns() + 20_000_000;
+        for p in &mut children.procs {
+            let ok =
+                p.stdin.as_mut().is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
+            if !ok {
+                return Err(TrialError::Failed(format!(
+                    "{} closed its input before the start{}",
+                    p.label(),
+                    p.stderr_tail()
+                )));
+            }
+        }
+        let (warmup, window) = (self.ctx.opts.warmup, self.ctx.opts.duration);
+        let at = Instant::now() + Duration::from_millis(20);
+        armed = match target {
+            Some((f, child)) if f.stage == fault::Stage::Warmup => {
+                Some(Armed { at: at + warmup / 2, child, signal: f.signal, when: "warm-up" })
+            }
+            Some((f, child)) if f.stage == fault::Stage::Window => {
+                Some(Armed { at: at + warmup + window / 2, child, signal: f.signal, when: "measured window" })
+            }
+            _ => None,
+        };
+        let run_deadline = Instant::now() + warmup + window + self.ctx.opts.grace;
+        while children.procs.iter().any(|p| p.report.is_none()) {
+            match self.next(&events, run_deadline, &children, Stage::Running, &mut armed)? {
+                Event::Line(i, l) => {
+                    let Some(json) = l.strip_prefix("result ") else {
+                        return Err(self.protocol(&children, i, &l));
+                    };
+                    let report: RoleReport = serde_json::from_str(json).map_err(|e| {
+                        TrialError::Failed(format!(
+                            "{} reported unreadable figures ({e}): {json}",
+                            children.procs[i].label()
+                        ))
+                    })?;
+                    children.procs[i].report = Some(report);
+                    let senders_done =
+                        children.procs.iter().all(|p| !p.role.is_driving() || p.report.is_some());
+                    if children.procs[i].role.is_driving() && senders_done {
+                        // Every sender is done: owners may now end their channels.
+                        for p in &mut children.procs {
+                            if let Some(mut s) = p.stdin.take() {
+                                let _ = writeln!(s, "drain");
+                            }
+                        }
+                    }
+                }
+                Event::End(i) => {
+                    if children.procs[i].report.is_none() {
+                        return Err(self.died(&mut children, i, "before reporting"));
+                    }
+                }
+            }
+        }
+        for p in &mut children.procs {
+            p.stdin.take();
+        }
+        // Every child reported: each should now exit cleanly.
+        let exit_deadline = Instant::now() + Duration::from_secs(5);
+        for p in &mut children.procs {
+            let status = loop {
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    return Err(TrialError::Interrupted);
+                }
+                match p.child.try_wait() {
+                    Ok(Some(status)) => break status,
+                    Ok(None) if Instant::now() < exit_deadline => {
+                        std::thread::sleep(Duration::from_millis(2))
+                    }
+                    Ok(None) => {
+                        return Err(TrialError::Failed(format!("{} reported but did not exit", p.label())));
+                    }
+                    Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
+                }
+            };
+            if !status.success() {
+                if by_interrupt(status) {
+                    return Err(TrialError::Interrupted);
+                }
+                let why = format!("{} reported, then {}{}", p.label(), describe(status), p.stderr_tail());
+                return Err(TrialError::Failed(why));
+            }
+        }
+        let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
+        let figures = analysis::figures(self.case, &roles, self.requests)
+            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
+        let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
+        Ok(RunRecord { figures, roles })
+    }
+
+    /// Sends an injected fault's signal to child `i`.
+    fn inject(&self, children: &Children, i: usize, signal: i32, when: &str) {
+        let p = &children.procs[i];
+        if self.ctx.opts.verbose {
+            eprintln!(
+                "    fault: {} to {} (pid {}) in its {when}",
+                signal_name(signal),
+                p.label(),
+                p.child.id()
+            );
+        }
+        p.signal(signal);
+    }
+
+    /// The next line or end from any child, before the deadline, unless interrupted; an armed
+    /// fault goes off on the way.
+    fn next(
+        &self,
+        events: &Receiver<Event>,
+        deadline: Instant,
+        children: &Children,
+        stage: Stage,
+        armed: &mut Option<Armed>,
+    ) -> Result<Event, TrialError> {
+        loop {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                return Err(TrialError::Interrupted);
+            }
+            if let Some(a) = armed.take_if(|a| a.at <= Instant::now()) {
+                self.inject(children, a.child, a.signal, a.when);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let (doing, budget) = match stage {
+                    Stage::SettingUp => ("setting up", "the set-up timeout and 5 s".to_string()),
+                    Stage::Running => (
+                        "running",
+                        format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.grace),
+                    ),
+                };
+                let waiting: Vec<String> = children
+                    .procs
+                    .iter()
+                    .filter(|p| match stage {
+                        Stage::SettingUp => !p.ready,
+                        Stage::Running => p.report.is_none(),
+                    })
+                    .map(|p| {
+                        let stopped = if p.stopped() { " (stopped: SIGSTOP or a debugger)" } else { "" };
+                        format!("{}{stopped}{}", p.label(), p.stderr_tail())
+                    })
+                    .collect();
+                return Err(TrialError::Failed(format!(
+                    "deadline passed while {doing} ({budget}): still waiting for {}",
+                    waiting.join("; ")
+                )));
+            }
+            let wake = armed.as_ref().map_or(left, |a| a.at.saturating_duration_since(Instant::now()));
+            match events.recv_timeout(left.min(wake).min(Duration::from_millis(50))) {
+                Ok(ev) => return Ok(ev),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(TrialError::Failed("every child's output closed".to_string()));
+                }
+            }
+        }
+    }
+
+    /// Child `i` ended before it should have. Its siblings often end soon after, of its end (a
+    /// sender whose receiver is gone); the reason names the cause: a child that a signal ended,
+    /// if there is one, else child `i`; and then what else ended.
+    fn died(&self, children: &mut Children, i: usize, when: &str) -> TrialError {
+        // Its output closed: it is ending; wait a moment for its status, and for its siblings.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while children.procs[i].child.try_wait().is_ok_and(|s| s.is_none()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let mut ended: Vec<(usize, std::process::ExitStatus)> = Vec::new();
+        for (j, p) in children.procs.iter_mut().enumerate() {
+            if let Ok(Some(status)) = p.child.try_wait() {
+                ended.push((j, status));
+            }
+        }
+        if ended.iter().any(|&(_, s)| by_interrupt(s)) {
+            return TrialError::Interrupted;
+        }
+        let first = ended
+            .iter()
+            .find(|(_, s)| s.signal().is_some())
+            .or_else(|| ended.iter().find(|(j, _)| *j == i))
+            .copied();
+        let Some((cause, status)) = first else {
+            let p = &children.procs[i];
+            return TrialError::Failed(format!("{} closed its output {when}{}", p.label(), p.stderr_tail()));
+        };
+        let p = &children.procs[cause];
+        let mut reason = format!("{} {} {when}{}", p.label(), describe(status), p.stderr_tail());
+        for &(j, s) in ended.iter().filter(|(j, _)| *j != cause) {
+            let q = &children.procs[j];
+            reason.push_str(&format!("; then {} {}{}", q.label(), describe(s), q.stderr_tail()));
+        }
+        TrialError::Failed(reason)
+    }
+
+    fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
+        TrialError::Failed(format!(
+            "{} said {line:?}, which the driver did not expect",
+            children.procs[i].label()
+        ))
+    }
+}

@@ -1,0 +1,244 @@
+//! Every library through every case it has, the dashes of the rest, `list`, sweeps and skips.
+
+use super::*;
+
+#[test]
+fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
+    let t = RunTest::new("matrix");
+    let out = &t.out;
+    let (pid, result, mut doc) = short_run(out, &[]);
+    let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
+    // The library's rare defect (above) gets one more try of its case, which must pass: the
+    // suite checks the harness, and any other failure fails it at once.
+    let mut retried = Vec::new();
+    for r in doc["results"].as_array_mut().unwrap() {
+        if is_fastipc_redelivery(r) {
+            let again = out_dir(&format!("matrix-again-{}", retried.len()));
+            let (_, _, second) = short_run(&again, &[r["case"].as_str().unwrap(), "--lib", "fastipc"]);
+            eprintln!("{} fastipc failed, and ran again: {}", r["case"], r["reason"]);
+            retried.push(r["case"].to_string());
+            *r = second["results"][0].clone();
+            let _ = std::fs::remove_dir_all(&again);
+        }
+    }
+    assert!(result.status.success() || !retried.is_empty(), "the run failed:\n{stderr}");
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["status"], "complete");
+    assert!(doc["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert!(!doc["machine"]["kernel"].as_str().unwrap().is_empty());
+    assert!(doc["toolchain"]["rustc"].as_str().unwrap().starts_with("rustc "));
+    let cores = doc["machine"]["cores"].as_u64().unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let libs = doc["libraries"].as_array().unwrap();
+    let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, *LIBRARIES, "every library, in order");
+    assert_eq!(results.len(), (22 + 8) * ids.len(), "every case (22, and 8 batch cases) for every library");
+    for r in results {
+        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        let pattern = r["pattern"].as_str().unwrap();
+        let lib_record = libs.iter().find(|l| l["id"] == lib).unwrap();
+        let batch = r.get("batch").is_some();
+        assert_eq!(batch, case.starts_with("batch/"), "{case}: the batch is recorded");
+        let cap_key = match pattern {
+            _ if batch && lib_record["capabilities"]["batch"]["supported"] == false => "batch",
+            "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
+            "broadcast" => "broadcast/lossy",
+            p => p,
+        };
+        let capability = &lib_record["capabilities"][cap_key];
+        assert_eq!(r["oversubscribed"], r["processes"].as_u64().unwrap() > cores, "{case} {lib}");
+        if capability["supported"] == false {
+            assert_eq!(r["status"], "unsupported", "{case} {lib}");
+            assert_eq!(r["reason"], capability["text"], "{case} {lib}: the dash carries its reason");
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
+        let median = &r["median"];
+        assert!(median["msgs_per_s"].as_f64().unwrap() > 0.0, "{case} {lib}");
+        let modes: Vec<&str> =
+            r["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
+        let expected: Vec<&str> =
+            lib_record["receive_modes"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        assert_eq!(modes, expected, "{case} {lib}: both receive modes are kept");
+        match pattern {
+            "stream-rtt" | "service" => {
+                assert!(median["p50_ns"].as_f64().unwrap() > 0.0, "{case} {lib}");
+                assert!(median["p99_ns"].as_f64().unwrap() >= median["p50_ns"].as_f64().unwrap());
+            }
+            "broadcast" if case.contains("/lossy/") => {
+                let lost = median["lost_share"].as_f64().unwrap();
+                assert!((0.0..1.0).contains(&lost), "{case} {lib}: {lost}");
+            }
+            _ => assert!(median.get("p50_ns").is_none(), "{case} {lib}"),
+        }
+        // The raw counts agree with the figures: every process reported.
+        for m in r["modes"].as_array().unwrap() {
+            for run in m["runs"].as_array().unwrap() {
+                assert_eq!(run["roles"].as_array().unwrap().len() as u64, r["processes"].as_u64().unwrap());
+                if pattern == "stream" || (batch && pattern == "broadcast") {
+                    let roles = run["roles"].as_array().unwrap();
+                    let sender = roles.iter().find(|x| x["role"] == "sender" || x["role"] == "publisher");
+                    let sent = sender.unwrap()["sent"].as_u64().unwrap();
+                    for receiver in
+                        roles.iter().filter(|x| x["role"] == "receiver" || x["role"] == "subscriber")
+                    {
+                        let got = receiver["received"].as_u64().unwrap();
+                        assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
+                    }
+                    assert!(sent > 0);
+                    if let Some(n) = r["batch"].as_u64() {
+                        assert_eq!(sent % n, 0, "{case} {lib}: the sender sent whole batches");
+                    }
+                }
+            }
+        }
+    }
+    for dash in ["broadcast/lossless/1sub/16B", "broadcast/lossy/4sub/1KiB", "queue/4x4/16B"] {
+        assert_eq!(results_of(&doc, dash, "uds")["status"], "unsupported");
+    }
+    // NNG's pub0 has no lossless mode; everything else of ZeroMQ and NNG but the batches runs.
+    for lib in ["zmq", "nng"] {
+        for r in results.iter().filter(|r| r["library"] == lib) {
+            let case = r["case"].as_str().unwrap();
+            let dash =
+                (lib == "nng" && case.starts_with("broadcast/lossless/")) || case.starts_with("batch/");
+            assert_eq!(r["status"], if dash { "unsupported" } else { "ok" }, "{} {lib}", r["case"]);
+        }
+    }
+    let nng = results_of(&doc, "broadcast/lossless/4sub/16B", "nng");
+    assert!(nng["reason"].as_str().unwrap().contains("pub0 always drops"), "{}", nng["reason"]);
+    // ipc-channel, pipes, FIFOs and the control: streams and round trips only.
+    let two =
+        |r: &&Value| matches!(r["library"].as_str().unwrap(), "ipc-channel" | "pipe" | "fifo" | "shm-ring");
+    for r in results.iter().filter(two) {
+        let has =
+            matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") && r.get("batch").is_none();
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    // iceoryx2 has no work queue; its services run, each request answered by every server,
+    // which the cases of several servers say beside the figure.
+    for r in results.iter().filter(|r| r["library"] == "iceoryx2") {
+        let case = r["case"].as_str().unwrap();
+        let dash = r["pattern"] == "queue" || r.get("batch").is_some();
+        assert_eq!(r["status"], if dash { "unsupported" } else { "ok" }, "{case} iceoryx2");
+        let shared = case.starts_with("service/4c4s");
+        assert_eq!(r["note"].as_str().is_some_and(|n| n.contains("do not share a load")), shared, "{case}");
+    }
+    assert!(results.iter().filter(|r| r["library"] != "iceoryx2").all(|r| r.get("note").is_none()));
+    let stdout_text = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout_text.contains("† every server answered every request"), "{stdout_text}");
+    // Aeron: streams, round trips and the lossless broadcasts; the rest are dashes.
+    for r in results.iter().filter(|r| r["library"] == "aeron") {
+        let case = r["case"].as_str().unwrap();
+        let has =
+            matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") || case.contains("/lossless/");
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{case} aeron");
+    }
+    // The batch cases run for the two libraries with batch calls, and are dashes for the rest.
+    for r in results.iter().filter(|r| r.get("batch").is_some()) {
+        let has = matches!(r["library"].as_str().unwrap(), "fastipc" | "aeron");
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    // Unix sockets (stream and seqpacket) and TCP: streams, round trips and services.
+    let sockets = |r: &&Value| matches!(r["library"].as_str().unwrap(), "uds" | "uds-seqpacket" | "tcp");
+    for r in results.iter().filter(sockets) {
+        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "service")
+            && r.get("batch").is_none();
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    // Boost's message_queue and POSIX message queues: streams, round trips and work queues.
+    for r in results.iter().filter(|r| r["library"] == "posix-mq" || r["library"] == "boost") {
+        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "queue")
+            && r.get("batch").is_none();
+        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    }
+    let last = format!("[{n}/{n}]", n = results.len());
+    assert!(stderr.contains(&last), "progress is shown:\n{stderr}");
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
+        "the table of medians:\n{stdout}"
+    );
+    t.nothing_left(pid);
+}
+
+#[test]
+fn list_shows_cases_libraries_and_dashes_with_reasons() {
+    let out = ipcbench(&["list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in
+        ["stream/16B", "stream-rtt/1KiB", "broadcast/lossless/4sub/16B", "queue/4x4/16B", "service/4c1s/16B"]
+    {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    for &lib in LIBRARIES.iter() {
+        assert!(text.contains(&format!("\n  {lib} ")), "{lib} missing:\n{text}");
+    }
+    assert!(text.contains("uds work queue: — "), "a dash with its reason:\n{text}");
+    assert!(text.contains("nng broadcast lossless: — pub0 always drops"), "{text}");
+    assert!(text.contains("zmq broadcast lossless: XPUB with ZMQ_XPUB_NODROP"), "the mapping:\n{text}");
+    assert!(text.contains("zmq service: REQ clients, each connected to every REP server"), "{text}");
+}
+
+#[test]
+fn a_sweep_of_two_sizes_runs_streams_and_round_trips_and_dashes_what_does_not_fit() {
+    let t = RunTest::new("sweep");
+    let libs = ["fastipc", "aeron", "zmq", "boost", "uds", "posix-mq", "shm-ring"];
+    let (pid, output, doc) = short(&t.out, &["sweep", "--sizes", "8,64KiB", "--lib", &libs.join(",")]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let results = doc["results"].as_array().unwrap();
+    let mut cases: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    cases.dedup();
+    assert_eq!(cases, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
+    assert_eq!(results.len(), 4 * libs.len());
+    for r in results {
+        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        assert_eq!(r["size"], if case.ends_with("/8B") { 8 } else { 65536 }, "{case}");
+        if lib == "posix-mq" && case.ends_with("64KiB") {
+            // Above the system's msgsize_max: a dash that says so.
+            assert_eq!(r["status"], "unsupported", "{case} {lib}");
+            let reason = r["reason"].as_str().unwrap();
+            assert!(reason.contains("messages of 65536 bytes") && reason.contains("msgsize_max"), "{reason}");
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
+        for m in r["modes"].as_array().unwrap() {
+            for run in m["runs"].as_array().unwrap() {
+                let roles = run["roles"].as_array().unwrap();
+                let count = |role: &str, key: &str| {
+                    roles.iter().find(|x| x["role"] == role).unwrap()[key].as_u64().unwrap()
+                };
+                if r["pattern"] == "stream" {
+                    let sent = count("sender", "sent");
+                    assert!(sent > 0, "{case} {lib}");
+                    assert_eq!(sent, count("receiver", "received"), "{case} {lib}: every message arrived");
+                } else {
+                    assert!(count("pinger", "sent") > 0, "{case} {lib}");
+                }
+            }
+        }
+    }
+    t.nothing_left(pid);
+}
+
+#[test]
+fn skip_oversubscribed_leaves_those_cases_out() {
+    let _one = serial();
+    let out = out_dir("skip");
+    let o = out.to_str().unwrap();
+    let r = ipcbench(&words(&format!(
+        "run queue/4x4/16B --lib fastipc --runs 1 --duration 50ms --warmup 10ms --skip-oversubscribed --out {o}"
+    )));
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc = the_json(&out);
+    let result = results_of(&doc, "queue/4x4/16B", "fastipc");
+    let cores = doc["machine"]["cores"].as_u64().unwrap();
+    if cores < 8 {
+        assert_eq!(result["status"], "skipped");
+        assert!(result["reason"].as_str().unwrap().contains("8 processes"));
+    } else {
+        assert_eq!(result["status"], "ok");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

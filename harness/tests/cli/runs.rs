@@ -1,0 +1,233 @@
+//! Runs that are interrupted, killed, resumed, run side by side, or interleaved.
+
+use super::*;
+
+/// SIGINT or SIGTERM to the driver in its second case: the children stop, what is done is kept,
+/// the exit code says interrupted, nothing is left.
+fn interrupt_the_driver(signal: i32) {
+    let t = RunTest::new(&format!("interrupt{signal}"));
+    let args = words("run stream/16B stream-rtt/16B --lib iceoryx2 --runs 1 --warmup 50ms --duration 300ms");
+    let mut driver = start(&args, &t.out);
+    let pid = driver.id();
+    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
+    // The first case's line says it is done; then the second one is under way.
+    read_until(&mut stderr, "[1/2]");
+    std::thread::sleep(Duration::from_millis(150));
+    // SAFETY: the driver's pid, which this test started.
+    unsafe { libc::kill(pid as i32, signal) };
+    let started = Instant::now();
+    let status = driver.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "the driver stops promptly");
+    assert_eq!(status.code(), Some(130), "the exit code says interrupted");
+    let doc = the_json(&t.out);
+    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
+    assert_eq!(results_of(&doc, "stream-rtt/16B", "iceoryx2")["status"], "interrupted");
+    // Its killed children's shared memory (and the segment iceoryx2 keeps on purpose) is gone.
+    t.nothing_left(pid);
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_keeps_what_is_done() {
+    interrupt_the_driver(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_stops_the_run_and_keeps_what_is_done() {
+    interrupt_the_driver(libc::SIGTERM);
+}
+
+#[test]
+fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
+    let t = RunTest::new("resume");
+    let args = words(
+        "run stream/16B stream-rtt/16B --lib fastipc,uds,pipe,posix-mq,iceoryx2 --runs 1 --warmup 30ms --duration 120ms",
+    );
+    let mut driver = start(&args, &t.out);
+    let pid = driver.id();
+    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
+    read_until(&mut stderr, "[3/10]");
+    // In the fourth case's trial (posix-mq: queues no folder shows), or between two.
+    std::thread::sleep(Duration::from_millis(60));
+    // SAFETY: the driver's pid, which this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    driver.wait().unwrap();
+    let killed = the_json(&t.out);
+    assert_eq!(killed["status"], "running", "the file is whole JSON, as last written");
+    let done = killed["results"].as_array().unwrap().len();
+    assert!((3..10).contains(&done), "{done} results kept");
+    // The children die with their driver (PR_SET_PDEATHSIG).
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !children_of_run(pid).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(children_of_run(pid).is_empty(), "children outlived a killed driver");
+
+    let file = the_json_path(&t.out);
+    let resumed = Command::new(BIN)
+        .args(["run", "--resume", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let resumed_pid = resumed.id();
+    let output = resumed.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains(&format!("killed before they could clean up left (pid {pid})")), "{text}");
+    assert!(text.contains(&format!("resuming: {done} of 10 done before")), "{text}");
+    let doc = the_json(&t.out);
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["resumed"].as_array().unwrap().len(), 1);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 10);
+    assert_eq!(
+        results[..done],
+        killed["results"].as_array().unwrap()[..],
+        "the cases done are kept as they were"
+    );
+    assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
+    assert_refused(&["run", "--resume", file.to_str().unwrap()], &["is complete", "nothing to resume"]);
+    assert_nothing_left(resumed_pid, &t.shm_before);
+    t.nothing_left(pid);
+}
+
+#[test]
+fn two_runs_at_once_do_not_collide_and_each_warns_of_the_other() {
+    let t = RunTest::new("concurrent");
+    let (a_out, b_out) = (t.out.join("a"), t.out.join("b"));
+    // Every library at once in both: no channel, file, directory or service may collide.
+    let line = format!(
+        "stream/16B stream-rtt/16B --lib {} --runs 1 --warmup 30ms --duration 100ms",
+        LIBRARIES.join(",")
+    );
+    let mut a = start(&words(&format!("run {line} stream/1KiB")), &a_out);
+    let mut a_err = BufReader::new(a.stderr.take().unwrap());
+    // The first has its lock once it names its results file.
+    let mut a_text = read_until(&mut a_err, "results in");
+    let b = start(&words(&format!("run {line}")), &b_out);
+    let (a_pid, b_pid) = (a.id(), b.id());
+    let b_output = b.wait_with_output().unwrap();
+    a_err.read_to_string(&mut a_text).unwrap();
+    assert!(a.wait().unwrap().success(), "{a_text}");
+    let b_text = String::from_utf8_lossy(&b_output.stderr);
+    assert!(b_output.status.success(), "{b_text}");
+    for (text, other, out) in [(&a_text[..], b_pid, &a_out), (&b_text[..], a_pid, &b_out)] {
+        assert!(text.contains(&format!("another ipcbench run (pid {other}) is running")), "{text}");
+        let doc = the_json(out);
+        let results = doc["results"].as_array().unwrap();
+        assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
+        assert!(
+            results
+                .iter()
+                .any(|r| r["concurrent_runs"].as_array().is_some_and(|p| p.contains(&other.into()))),
+            "the results record the other run"
+        );
+    }
+    assert_nothing_left(b_pid, &t.shm_before);
+    t.nothing_left(a_pid);
+}
+
+#[test]
+fn more_runs_interleaved_alternate_the_libraries_and_record_their_spread() {
+    let t = RunTest::new("interleaved");
+    let args = words(
+        "run stream/16B --lib fastipc,uds --runs 4 --order interleaved --warmup 20ms --duration 60ms -v",
+    );
+    let driver = start(&args, &t.out);
+    let pid = driver.id();
+    let output = driver.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    let trials: Vec<&str> = text.lines().filter(|l| l.starts_with("  stream/16B ")).map(str::trim).collect();
+    let mut expected = Vec::new();
+    for run in 1..=4 {
+        for lib_mode in ["fastipc waiting", "fastipc polling", "uds waiting"] {
+            expected.push(format!("stream/16B {lib_mode} run {run}/4"));
+        }
+    }
+    assert_eq!(trials, expected, "round by round: A B A B");
+    let doc = the_json(&t.out);
+    assert_eq!(doc["settings"]["order"], "interleaved");
+    for lib in ["fastipc", "uds"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert!(
+            r["modes"].as_array().unwrap().iter().all(|m| m["runs"].as_array().unwrap().len() == 4),
+            "{r}"
+        );
+        let best = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == r["best_mode"]).unwrap();
+        let rates: Vec<f64> = best["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap())
+            .collect();
+        let spread = &r["spread"];
+        let (min, max) =
+            (rates.iter().copied().fold(f64::MAX, f64::min), rates.iter().copied().fold(0.0, f64::max));
+        let median = r["median"]["msgs_per_s"].as_f64().unwrap();
+        assert_eq!(spread["figure"], "msgs_per_s");
+        assert_eq!((spread["min"].as_f64().unwrap(), spread["max"].as_f64().unwrap()), (min, max));
+        assert!((spread["relative"].as_f64().unwrap() - (max - min) / median).abs() < 1e-9, "{spread}");
+        let noisy = (max - min) / median > 0.10;
+        let line =
+            text.lines().find(|l| l.contains(&format!("stream/16B {lib}")) && l.starts_with('[')).unwrap();
+        assert_eq!(line.contains("NOISY"), noisy, "flagged when noisy: {line}");
+    }
+    t.nothing_left(pid);
+}
+
+#[test]
+fn an_iceoryx2_child_stops_on_sigterm_and_leaves_nothing() {
+    let t = RunTest::new("sigterm");
+    let default_root = Path::new("/tmp/iceoryx2");
+    let had_default_root = default_root.exists();
+    let line =
+        "run broadcast/lossless/1sub/16B stream/16B --lib iceoryx2 --runs 1 --warmup 100ms --duration 1500ms";
+    // The subscriber waits in iceoryx2's listener; iceoryx2 would catch SIGTERM by default.
+    let (pid, status, stderr, doc) =
+        t.run_and_signal(line, &["subscriber"], Duration::from_millis(600), libc::SIGTERM);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let r = results_of(&doc, "broadcast/lossless/1sub/16B", "iceoryx2");
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 15"),
+        "{}",
+        r["reason"]
+    );
+    assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
+    assert!(had_default_root || !default_root.exists(), "nothing in iceoryx2's default root");
+    t.nothing_left(pid);
+}
+
+#[test]
+fn an_interleaved_run_interrupted_mid_round_is_resumed_whole() {
+    let t = RunTest::new("interleaved-resume");
+    let args =
+        words("run stream/16B --lib uds,pipe --runs 3 --order interleaved --warmup 20ms --duration 60ms -v");
+    let mut driver = start(&args, &t.out);
+    let pid = driver.id();
+    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
+    read_until(&mut stderr, "stream/16B pipe waiting run 2/3");
+    // SAFETY: the driver's pid, which this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    assert_eq!(driver.wait().unwrap().code(), Some(130));
+    let doc = the_json(&t.out);
+    assert_eq!(doc["status"], "interrupted");
+    for lib in ["uds", "pipe"] {
+        // Both had runs to go: neither median stands on fewer runs than asked for.
+        assert_eq!(results_of(&doc, "stream/16B", lib)["status"], "interrupted", "{lib}");
+    }
+    let file = the_json_path(&t.out);
+    let out = ipcbench(&["run", "--resume", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = the_json(&t.out);
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["settings"]["order"], "interleaved");
+    for lib in ["uds", "pipe"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "ok", "{lib}: {r}");
+        assert_eq!(r["modes"][0]["runs"].as_array().unwrap().len(), 3, "{lib}: every run, again");
+    }
+    t.nothing_left(pid);
+}
