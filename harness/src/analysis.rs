@@ -291,6 +291,8 @@ pub fn rank<'a>(r: &CaseResult, row: impl IntoIterator<Item = &'a CaseResult>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::ModeResult;
+    use ipcbench_api::RecvMode;
 
     const ONE: Requests = Requests::ToOneServer;
 
@@ -369,5 +371,81 @@ mod tests {
         assert_eq!(median(&[f(3.0), f(1.0), f(2.0)]).unwrap().msgs_per_s, 2.0);
         assert_eq!(median(&[f(1.0), f(2.0)]).unwrap().msgs_per_s, 1.5);
         assert!(median(&[]).is_none());
+    }
+
+    /// A result of `pattern` with one receive mode per entry of `modes`, each mode's runs'
+    /// (rate, p50) as given.
+    fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
+        let (_, lib) = crate::registry::find("fastipc").unwrap();
+        let mut r = crate::run::ledger::begin(&case(pattern), &lib, 64, false);
+        r.modes = modes
+            .iter()
+            .map(|(mode, runs)| ModeResult {
+                mode: *mode,
+                runs: runs
+                    .iter()
+                    .map(|&(rate, p50)| RunRecord {
+                        figures: Figures {
+                            msgs_per_s: rate,
+                            p50_ns: Some(p50),
+                            p99_ns: Some(p50 * 2.0),
+                            lost_share: None,
+                        },
+                        roles: Vec::new(),
+                    })
+                    .collect(),
+                median: None,
+            })
+            .collect();
+        settle(&mut r);
+        r
+    }
+
+    #[test]
+    fn the_better_mode_wins_by_the_figure_its_pattern_counts() {
+        use RecvMode::{Polling, Waiting};
+        // A stream counts its rate: polling's higher rate wins though its p50 is worse.
+        let s = measured("stream/16B", &[(Waiting, &[(1e6, 10.0)]), (Polling, &[(2e6, 50.0)])]);
+        assert_eq!((s.best_mode, s.median.unwrap().msgs_per_s), (Some(Polling), 2e6));
+        // A round trip counts its p50: waiting's lower p50 wins though its rate is lower.
+        let r = measured("stream-rtt/16B", &[(Waiting, &[(1e6, 10.0)]), (Polling, &[(2e6, 50.0)])]);
+        assert_eq!((r.best_mode, r.median.unwrap().p50_ns), (Some(Waiting), Some(10.0)));
+        assert_eq!(r.spread.as_ref().unwrap().figure, Figure::P50Ns);
+        assert_eq!(counted(Pattern::Service), Figure::MsgsPerS);
+        // A failed result keeps each mode's median, and has no figure.
+        let mut failed = measured("stream/16B", &[(Waiting, &[(1e6, 10.0)])]);
+        failed.status = Status::Failed;
+        failed.median = None;
+        settle(&mut failed);
+        assert!(failed.median.is_none() && failed.modes[0].median.is_some());
+    }
+
+    #[test]
+    fn the_spread_is_the_runs_range_over_the_median_and_noisy_above_the_threshold() {
+        let runs: &[(f64, f64)] = &[(90.0, 1.0), (100.0, 1.0), (120.0, 1.0)];
+        let r = measured("stream/16B", &[(RecvMode::Waiting, runs)]);
+        let s = r.spread.as_ref().unwrap();
+        assert_eq!((s.figure, s.min, s.max), (Figure::MsgsPerS, 90.0, 120.0));
+        assert!((s.relative - 0.3).abs() < 1e-12);
+        assert!(noisy(&r));
+        let quiet: &[(f64, f64)] = &[(96.0, 1.0), (100.0, 1.0), (105.0, 1.0)];
+        assert!(!noisy(&measured("stream/16B", &[(RecvMode::Waiting, quiet)])), "9% is not noisy");
+    }
+
+    #[test]
+    fn a_result_whose_runs_reach_the_fastest_is_level_and_one_below_is_behind() {
+        let w = RecvMode::Waiting;
+        let fastest = measured("stream/16B", &[(w, &[(90.0, 1.0), (100.0, 1.0), (110.0, 1.0)])]);
+        let level = measured("stream/16B", &[(w, &[(70.0, 1.0), (80.0, 1.0), (95.0, 1.0)])]);
+        let behind = measured("stream/16B", &[(w, &[(70.0, 1.0), (80.0, 1.0), (85.0, 1.0)])]);
+        let row = [&fastest, &level, &behind];
+        assert_eq!(rank(&fastest, row), Some(Rank::Fastest));
+        assert_eq!(rank(&level, row), Some(Rank::Level));
+        assert_eq!(rank(&behind, row), Some(Rank::Behind));
+        // Round trips rank by latency: the lowest p50 is the fastest.
+        let quick = measured("stream-rtt/16B", &[(w, &[(1.0, 500.0)])]);
+        let slow = measured("stream-rtt/16B", &[(w, &[(2.0, 900.0)])]);
+        assert_eq!(rank(&quick, [&quick, &slow]), Some(Rank::Fastest));
+        assert_eq!(rank(&slow, [&quick, &slow]), Some(Rank::Behind));
     }
 }

@@ -241,4 +241,34 @@ mod tests {
         let lossy = Figures { msgs_per_s: 765e3, lost_share: Some(0.919), ..Default::default() };
         assert_eq!(figure_text(Pattern::Broadcast, &lossy), "765.0 k msg/s, 91.9% lost");
     }
+
+    /// The case table of a committed run: a row per case, a column per library, the fastest
+    /// ranked, the dashes numbered once per reason, the marks from the results.
+    #[test]
+    fn the_case_table_of_a_committed_run() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/run-2026-11-30T19-58-32Z.json");
+        let sources = [super::super::Source::new(crate::results::load(&path).unwrap(), path.clone())];
+        let view = View::new(&sources, std::path::Path::new("unused"));
+        let t = case_table(&view);
+        assert_eq!(t.header.len(), 1 + 14);
+        assert_eq!(t.rows.len(), 30);
+        let col = |id: &str| 1 + view.libraries.iter().position(|l| l == id).unwrap();
+        let stream = &t.rows[0];
+        assert_eq!(stream[0], Cell::Text("stream/16B".into()));
+        let Cell::Figure { text, rank, .. } = &stream[col("aeron")] else {
+            panic!("{:?}", stream[col("aeron")])
+        };
+        assert_eq!((text.as_str(), *rank), ("37.77 M msg/s", Some(Rank::Fastest)));
+        assert!(matches!(&stream[col("nng")], Cell::Figure { rank: Some(Rank::Behind), .. }));
+        let lossless =
+            t.rows.iter().find(|r| r[0] == Cell::Text("broadcast/lossless/1sub/16B".into())).unwrap();
+        let Cell::Dash { note } = lossless[col("nng")] else { panic!("{:?}", lossless[col("nng")]) };
+        assert!(t.notes[note - 1].starts_with("nng: pub0 always drops"), "{}", t.notes[note - 1]);
+        // The same reason is one footnote wherever it stands.
+        let lossy = t.rows.iter().find(|r| r[0] == Cell::Text("broadcast/lossy/4sub/16B".into())).unwrap();
+        assert_eq!(lossy[col("uds")], lossless[col("uds")]);
+        let oversubscribed = t.rows.iter().find(|r| r[0] == Cell::Text("queue/4x4/16B".into())).unwrap();
+        assert!(matches!(&oversubscribed[col("zmq")], Cell::Figure { marks, .. } if marks.ends_with(" *")));
+    }
 }

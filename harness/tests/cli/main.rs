@@ -245,6 +245,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
     all
 }
 
+mod adding_a_library;
 mod faults;
 mod input;
 mod matrix;
