@@ -11,7 +11,9 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::View;
-use crate::results::{CaseResult, Status};
+use crate::analysis;
+use crate::matrix::Pattern;
+use crate::results::{CaseResult, Figure, Status};
 
 /// DejaVu Sans, compiled in: PNGs need a font, and the machine's own are not looked up.
 static FONT: &[u8] = include_bytes!("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
@@ -58,29 +60,44 @@ const COLORS: [RGBColor; 16] = [
     RGBColor(107, 110, 207),
 ];
 
-fn groups(view: &View) -> Vec<(&'static str, &'static str, Vec<String>)> {
+/// What a chart shows: a pattern's cases, or (None) the batch cases.
+type Family = Option<Pattern>;
+
+fn family_name(f: Family) -> &'static str {
+    f.map_or("batch", Pattern::as_str)
+}
+
+fn title(f: Family) -> &'static str {
+    match f {
+        Some(Pattern::Stream) => "Streams: messages per second one way",
+        Some(Pattern::StreamRtt) => "Round trips: p50 (lower is better)",
+        Some(Pattern::Broadcast) => "Broadcasts: the slowest subscriber's messages per second",
+        Some(Pattern::Queue) => "Work queues: every consumer's messages per second together",
+        Some(Pattern::Service) => "Services: every client's calls per second together",
+        None => "Batch calls: messages per second",
+    }
+}
+
+fn groups(view: &View) -> Vec<(Family, Vec<String>)> {
     let all = [
-        ("stream", "Streams: messages per second one way"),
-        ("stream-rtt", "Round trips: p50 (lower is better)"),
-        ("broadcast", "Broadcasts: the slowest subscriber's messages per second"),
-        ("queue", "Work queues: every consumer's messages per second together"),
-        ("service", "Services: every client's calls per second together"),
-        ("batch", "Batch calls: messages per second"),
+        Some(Pattern::Stream),
+        Some(Pattern::StreamRtt),
+        Some(Pattern::Broadcast),
+        Some(Pattern::Queue),
+        Some(Pattern::Service),
+        None,
     ];
     let family = |case: &str| {
         let r = view.sources.iter().flat_map(|s| s.doc.results.iter()).find(|r| r.case == case);
-        r.map(|r| if r.batch.is_some() { "batch" } else { r.pattern.as_str() })
+        r.map(|r| if r.batch.is_some() { None } else { Some(r.pattern) })
     };
     all.into_iter()
-        .map(|(name, title)| {
-            let cases = view.cases.iter().filter(|c| family(c) == Some(name)).cloned().collect();
-            (name, title, cases)
-        })
-        .filter(|(_, _, cases): &(_, _, Vec<String>)| !cases.is_empty())
+        .map(|f| (f, view.cases.iter().filter(|c| family(c) == Some(f)).cloned().collect::<Vec<_>>()))
+        .filter(|(_, cases)| !cases.is_empty())
         .collect()
 }
 
-fn spec(view: &View, name: &str, title: &str, cases: Vec<String>) -> Option<Spec> {
+fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
     fn ok(r: Option<&CaseResult>) -> Option<&CaseResult> {
         r.filter(|r| r.status == Status::Ok && r.median.is_some())
     }
@@ -103,25 +120,25 @@ fn spec(view: &View, name: &str, title: &str, cases: Vec<String>) -> Option<Spec
     let p50 = |r: &CaseResult| r.median.and_then(|f| f.p50_ns).map(|ns| ns / 1e3);
     let lost = |r: &CaseResult| r.median.and_then(|f| f.lost_share).map(|x| x * 100.0);
     let mut panels = Vec::new();
-    if name == "stream-rtt" {
-        panels.push(Panel { unit: "p50 round trip (µs)", values: table(&p50) });
-    } else {
-        panels.push(Panel { unit: "M msg/s", values: table(&rate) });
+    // The figure that ranks the family is the one its first panel draws.
+    match family.map(analysis::counted) {
+        Some(Figure::P50Ns) => panels.push(Panel { unit: "p50 round trip (µs)", values: table(&p50) }),
+        _ => panels.push(Panel { unit: "M msg/s", values: table(&rate) }),
     }
-    if name == "broadcast" {
+    if family == Some(Pattern::Broadcast) {
         let l = table(&lost);
         if l.iter().flatten().any(Option::is_some) {
             panels.push(Panel { unit: "lossy: share lost (%)", values: l });
         }
     }
-    if name == "service" {
+    if family == Some(Pattern::Service) {
         panels.push(Panel { unit: "p50 call (µs)", values: table(&p50) });
     }
-    let prefix = format!("{name}/");
+    let prefix = format!("{}/", family_name(family));
     let short =
         |c: &String| c.strip_prefix(&prefix).or_else(|| c.strip_prefix("batch/")).unwrap_or(c).to_string();
     Some(Spec {
-        title: title.to_string(),
+        title: title(family).to_string(),
         cases: cases.iter().map(short).collect(),
         series: columns.iter().map(|c| view.column_label(c)).collect(),
         colors: columns
@@ -146,8 +163,9 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         }
     });
     let mut charts = Vec::new();
-    for (name, title, cases) in groups(view) {
-        let Some(spec) = spec(view, name, title, cases) else { continue };
+    for (family, cases) in groups(view) {
+        let Some(spec) = spec(view, family, cases) else { continue };
+        let name = family_name(family);
         let (w, h) = size(&spec);
         let svg = dir.join(format!("{name}.svg"));
         let png = dir.join(format!("{name}.png"));
