@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Batch, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape,
-    Side, Support, Tx, Unsupported,
+    Batch, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 use rusteron_media_driver::bindings::aeron_threading_mode_enum;
 use rusteron_media_driver::{
@@ -49,6 +49,8 @@ const CHANNEL: &std::ffi::CStr = c"aeron:ipc";
 /// Stream ids: the data one way, and the round trip's replies.
 const FORTH: i32 = 1001;
 const BACK: i32 = 1002;
+/// Polling only: Aeron's subscriptions have no blocking receive.
+const MODES: &[RecvMode] = &[RecvMode::Polling];
 
 impl Library for AeronIpc {
     type Stream = Pair<Sending, Receiving, Aeron>;
@@ -64,7 +66,7 @@ impl Library for AeronIpc {
             id: "aeron",
             name: "Aeron",
             version: "1.54.0 (C client and media driver, crate rusteron-media-driver 0.2.16)".into(),
-            modes: &[RecvMode::Polling],
+            modes: MODES,
             capabilities: Capabilities {
                 stream: Support::Yes("an exclusive publication on aeron:ipc, one offer per message"),
                 round_trip: Support::Yes("two aeron:ipc streams, one each way"),
@@ -99,11 +101,7 @@ impl Library for AeronIpc {
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair<Sending, Receiving, Aeron>>> {
         check(setup)?;
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("a stream endpoint was asked for {other:?}"),
-        };
+        let round_trip = setup.stream_or_round_trip()?;
         // The connecting side (sender, pinger) runs the media driver.
         let driver = match side {
             Side::Connect => Some(Driver::start(setup)?),
@@ -154,10 +152,7 @@ impl Library for AeronIpc {
 }
 
 fn check(setup: &Setup) -> Result<()> {
-    if setup.mode != RecvMode::Polling {
-        bail!("Aeron is measured only polling (it has no blocking receive), not {}", setup.mode);
-    }
-    Ok(())
+    setup.require_mode(MODES, "Aeron is measured only polling (it has no blocking receive)")
 }
 
 /// The media driver's directory for this trial, in /dev/shm (memory) like Aeron's own default.
@@ -230,27 +225,23 @@ impl Drop for Driver {
 fn connect(setup: &Setup) -> Result<Aeron> {
     let dir = driver_dir(setup);
     let cdir = c_string(&dir)?;
-    let deadline = Instant::now() + setup.timeout;
-    loop {
-        let attempt = || -> Result<Aeron, rusteron_media_driver::AeronCError> {
-            let context = AeronContext::new()?;
-            context.set_dir(&cdir)?;
-            // The default handler exits the process; a child reports instead.
-            context.set_error_handler(Some(|code: i32, message: &str| {
-                eprintln!("aeron: error {code}: {message}")
-            }))?;
-            let aeron = Aeron::new(&context)?;
-            aeron.start()?;
-            Ok(aeron)
-        };
-        match attempt() {
-            Ok(aeron) => return Ok(aeron),
-            Err(e) if Instant::now() >= deadline => {
-                bail!("connecting to the media driver in {dir} within {:?}: {e:?}", setup.timeout)
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
+    let attempt = || -> Result<Aeron, rusteron_media_driver::AeronCError> {
+        let context = AeronContext::new()?;
+        context.set_dir(&cdir)?;
+        // The default handler exits the process; a child reports instead.
+        context.set_error_handler(Some(|code: i32, message: &str| {
+            eprintln!("aeron: error {code}: {message}")
+        }))?;
+        let aeron = Aeron::new(&context)?;
+        aeron.start()?;
+        Ok(aeron)
+    };
+    retry_until(
+        Instant::now() + setup.timeout,
+        Duration::from_millis(5),
+        || Ok(attempt()),
+        |e| anyhow!("connecting to the media driver in {dir} within {:?}: {e:?}", setup.timeout),
+    )
 }
 
 /// An exclusive publication.
@@ -426,14 +417,15 @@ impl Receiving {
 
     /// Waits until the publication's image is there: from then on it receives from its start.
     fn wait_for_publication(&self, setup: &Setup) -> Result<()> {
-        let deadline = Instant::now() + setup.timeout;
-        while self.subscription.image_count().map_err(|e| anyhow!("image_count: {e:?}"))? < 1 {
-            if Instant::now() >= deadline {
-                bail!("no publication joined the subscription within {:?}", setup.timeout);
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+        retry_until(
+            Instant::now() + setup.timeout,
+            Duration::from_millis(1),
+            || {
+                let images = self.subscription.image_count().map_err(|e| anyhow!("image_count: {e:?}"))?;
+                Ok(if images < 1 { Err(()) } else { Ok(()) })
+            },
+            |()| anyhow!("no publication joined the subscription within {:?}", setup.timeout),
+        )
     }
 }
 
@@ -509,5 +501,46 @@ impl Rx for Receiving {
             0 => Batch::Empty,
             k => Batch::Messages(k),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
+
+    #[test]
+    fn a_lossless_broadcast_reaches_every_subscriber_in_order() {
+        let place = Scratch::new("aeron-bcast");
+        let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
+        testing::broadcast_in_order::<AeronIpc>(
+            &Setup { mode: RecvMode::Polling, ..place.setup(shape) },
+            5000,
+        );
+    }
+
+    // Polling only (`MODES`). An offer takes any length, and a receive after `Closed` polls
+    // again: the contract's checks only.
+    #[test]
+    fn a_stream_arrives_in_order_then_ends() {
+        assert_eq!(AeronIpc::info().modes, MODES);
+        let place = Scratch::new("aeron-stream");
+        let setup = Setup { size: 64, mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
+        testing::stream_delivers::<AeronIpc>(&setup, 5000, || {});
+    }
+
+    #[test]
+    fn round_trips_answer_each_request() {
+        let place = Scratch::new("aeron-rtt");
+        let setup = Setup { size: 1024, mode: RecvMode::Polling, ..place.setup(Shape::RoundTrip) };
+        testing::round_trips::<AeronIpc>(&setup, 300);
+    }
+
+    #[test]
+    fn waiting_is_refused() {
+        let place = Scratch::new("aeron-waiting");
+        let e = AeronIpc::stream(&place.setup(Shape::Stream), Side::Connect).err().unwrap().to_string();
+        assert_eq!(e, "Aeron is measured only polling (it has no blocking receive), not waiting");
     }
 }

@@ -5,12 +5,13 @@
 //! caller's buffers. The harness's hot loops are generic over these traits, so every call is
 //! monomorphized: no virtual call, allocation or lock per message is added by the harness.
 //!
-//! An adapter never decides what a figure means and never reads a clock: it moves bytes.
+//! An adapter never decides what a figure means and never reads a clock for one: it moves bytes
+//! (only its set-up, which waits for peers, has a deadline).
 
 use std::any::Any;
 use std::fmt;
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 pub use anyhow::{Context, Error, Result, anyhow, bail};
 
@@ -169,6 +170,53 @@ impl Setup<'_> {
         }
     }
 
+    /// Whether a stream endpoint is for a round trip (`true`) or a one-way stream (`false`); an
+    /// error for any other shape, as [`Setup::broadcast`].
+    pub fn stream_or_round_trip(&self) -> Result<bool> {
+        match self.shape {
+            Shape::Stream => Ok(false),
+            Shape::RoundTrip => Ok(true),
+            other => bail!("a stream endpoint was asked for {other:?}"),
+        }
+    }
+
+    /// Refuses a receive mode the library is not measured in: `Ok` when `self.mode` is one of
+    /// `modes` (its `LibraryInfo::modes`), else the error "`{measured}`, not `{mode}`", where
+    /// `measured` says what it is measured in and why ("posix-mq is measured only with blocking
+    /// receives (waiting)"). The driver never asks for another mode: this is a guard.
+    pub fn require_mode(&self, modes: &[RecvMode], measured: impl fmt::Display) -> Result<()> {
+        if modes.contains(&self.mode) {
+            return Ok(());
+        }
+        bail!("{measured}, not {}", self.mode)
+    }
+
+    /// Where member `member` of a work queue or service is wired when, as in brokerless socket
+    /// libraries (ZeroMQ, NNG), every receiving member (consumer, server) binds a socket file of
+    /// its own and every sending member (producer, client) connects to all of them. The files are
+    /// `{prefix}-queue-c{i}` and `{prefix}-service-s{i}` in the trial's directory. An error, as
+    /// [`Setup::queue`], if the member was asked for another shape.
+    pub fn mesh(&self, member: Member, prefix: &str) -> Result<Mesh> {
+        let role = member.as_str();
+        let (senders, receivers, what) = match member {
+            Member::Producer | Member::Consumer => {
+                let (producers, consumers) = self.queue(role)?;
+                (producers, consumers, "queue-c")
+            }
+            Member::Client | Member::Server => {
+                let (clients, servers) = self.service(role)?;
+                (clients, servers, "service-s")
+            }
+        };
+        let file = |i: usize| self.socket_path(&format!("{prefix}-{what}{i}"));
+        Ok(match member {
+            Member::Consumer | Member::Server => Mesh::Bind { path: file(self.index)?, peers: senders },
+            Member::Producer | Member::Client => {
+                Mesh::Connect((0..receivers).map(file).collect::<Result<_>>()?)
+            }
+        })
+    }
+
     /// The path of the Unix socket file `file` in the trial's directory, checked to fit a
     /// socket address (`sockaddr_un`'s `sun_path` holds 108 bytes on Linux, with the NUL).
     pub fn socket_path(&self, file: &str) -> Result<std::path::PathBuf> {
@@ -184,6 +232,56 @@ impl Setup<'_> {
             );
         }
         Ok(path)
+    }
+}
+
+/// A member of a work queue or a service, as [`Setup::mesh`] wires it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Member {
+    Producer,
+    Consumer,
+    Client,
+    Server,
+}
+
+impl Member {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Member::Producer => "producer",
+            Member::Consumer => "consumer",
+            Member::Client => "client",
+            Member::Server => "server",
+        }
+    }
+}
+
+/// What [`Setup::mesh`] says a member does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mesh {
+    /// A consumer or server: binds `path`, and `peers` members (its producers or clients)
+    /// connect to it.
+    Bind { path: PathBuf, peers: usize },
+    /// A producer or client: connects to each of these, one per consumer or server.
+    Connect(Vec<PathBuf>),
+}
+
+/// Tries a set-up step until it is done or `deadline` passes, sleeping `pause` between tries:
+/// what it waits for is another process, starting at its own pace. `attempt` returns `Ok(Ok(t))`
+/// when done, `Ok(Err(why))` to try again, and `Err` to fail at once; past the deadline the
+/// error is `late(why)` of the last try (its error, or how many peers had come), so each caller
+/// keeps its own message. Set-up only: the clock is read once per try.
+pub fn retry_until<T, W>(
+    deadline: Instant,
+    pause: Duration,
+    mut attempt: impl FnMut() -> Result<Result<T, W>>,
+    late: impl FnOnce(W) -> Error,
+) -> Result<T> {
+    loop {
+        match attempt()? {
+            Ok(done) => return Ok(done),
+            Err(why) if Instant::now() >= deadline => return Err(late(why)),
+            Err(_) => std::thread::sleep(pause),
+        }
     }
 }
 
@@ -466,16 +564,111 @@ pub mod end {
 /// Scenarios an adapter's own tests run against its endpoints, in threads of one process: the
 /// same checks for every library, so each adapter tests what is particular to it.
 pub mod testing {
-    use super::{Library, Opened, Received, Rx, Setup, Side, Tx};
+    use super::{Library, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Tx};
+    use std::any::Any;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
     use std::thread;
+    use std::time::{Duration, Instant};
+
+    /// A test's own place, as the driver gives each trial one: a channel name unique to the
+    /// process and the test, and a directory of that name under the system's temporary
+    /// directory. Dropping it removes the directory and the `/dev/shm/<name>*` objects, as the
+    /// driver does after every trial.
+    pub struct Scratch {
+        pub name: String,
+        pub dir: PathBuf,
+    }
+
+    impl Scratch {
+        /// `test`: a short label, `[A-Za-z0-9_.-]`, that tells the tests apart.
+        pub fn new(test: &str) -> Scratch {
+            static COUNT: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNT.fetch_add(1, Ordering::Relaxed);
+            // Short, as the driver's: some libraries build socket paths from it (108 bytes at most).
+            let name = format!("ibt{}-{n}-{test}", std::process::id());
+            let dir = std::env::temp_dir().join(&name);
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch { name, dir }
+        }
+
+        /// A `Setup` in this place: messages of 16 bytes, index 0, waiting, 5 s to set up, no
+        /// batch. Change the rest with `Setup { size: 64, ..scratch.setup(shape) }`.
+        pub fn setup(&self, shape: Shape) -> Setup<'_> {
+            Setup {
+                name: &self.name,
+                dir: &self.dir,
+                size: 16,
+                shape,
+                index: 0,
+                mode: RecvMode::Waiting,
+                timeout: Duration::from_secs(5),
+                batch: 1,
+            }
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            if let Ok(entries) = std::fs::read_dir("/dev/shm") {
+                for entry in entries.flatten() {
+                    if entry.file_name().to_string_lossy().starts_with(&self.name) {
+                        let path = entry.path();
+                        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where every member of a scenario waits until all are open, as the driver's "go" does. A
+    /// member whose set-up failed never arrives: the others fail after twice the set-up time
+    /// rather than wait for ever.
+    struct Gate {
+        arrived: AtomicUsize,
+        members: usize,
+        timeout: Duration,
+    }
+
+    impl Gate {
+        fn new(members: usize, setup_timeout: Duration) -> Gate {
+            Gate { arrived: AtomicUsize::new(0), members, timeout: 2 * setup_timeout }
+        }
+
+        fn wait(&self) {
+            self.arrived.fetch_add(1, Ordering::AcqRel);
+            let deadline = Instant::now() + self.timeout;
+            while self.arrived.load(Ordering::Acquire) < self.members {
+                assert!(Instant::now() < deadline, "a member never opened within {:?}", self.timeout);
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
 
     /// `count` messages of `setup.size` bytes (at least 8) on a stream: each arrives, in order,
-    /// then `Closed`, twice. `between` runs once both ends are open (to check what set-up left).
+    /// then `Closed`, twice; and a message of another size is refused. As in a trial, nothing is
+    /// sent before both ends are open; `between` runs then (to check what set-up left).
     pub fn stream_in_order<L: Library>(setup: &Setup, count: u64, between: impl FnOnce()) {
+        stream::<L>(setup, count, between, true);
+    }
+
+    /// As [`stream_in_order`], with only what the contract asks: each message arrives, in
+    /// order, then `Closed` once. For a library that carries messages of any size (the harness
+    /// only ever sends the case's), or that is not asked again after `Closed`.
+    pub fn stream_delivers<L: Library>(setup: &Setup, count: u64, between: impl FnOnce()) {
+        stream::<L>(setup, count, between, false);
+    }
+
+    fn stream<L: Library>(setup: &Setup, count: u64, between: impl FnOnce(), strict: bool) {
         let size = setup.size;
+        let both_open = Gate::new(2, setup.timeout);
         thread::scope(|s| {
             let rx = s.spawn(|| {
-                let mut rx = L::stream(setup, Side::Accept).unwrap().endpoint;
+                // Its owner, if any, lives as long as it receives, as in a child.
+                let Opened { endpoint: mut rx, owner } = L::stream(setup, Side::Accept).unwrap();
+                both_open.wait();
                 let mut buf = vec![0u8; size];
                 let mut seq = 0u64;
                 loop {
@@ -490,28 +683,40 @@ pub mod testing {
                         other => panic!("{other:?}"),
                     }
                 }
-                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
+                if strict {
+                    assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
+                }
+                drop((rx, owner));
                 seq
             });
-            let mut tx = L::stream(setup, Side::Connect).unwrap().endpoint;
+            // The sender's owner (a media driver, say) lives until the receiver is done, as the
+            // driver's drain keeps it.
+            let Opened { endpoint: mut tx, owner } = L::stream(setup, Side::Connect).unwrap();
+            both_open.wait();
             between();
             let mut msg = vec![0u8; size];
             for seq in 0..count {
                 msg[..8].copy_from_slice(&seq.to_le_bytes());
                 tx.send(&msg).unwrap();
             }
-            assert!(tx.send(&msg[1..]).is_err(), "a message of the wrong size is refused");
+            if strict {
+                assert!(tx.send(&msg[1..]).is_err(), "a message of the wrong size is refused");
+            }
             drop(tx);
             assert_eq!(rx.join().unwrap(), count);
+            drop(owner);
         });
     }
 
     /// `count` round trips on a stream, the client opening first: every reply is its request.
+    /// As in a trial, nothing is sent before both ends are open.
     pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
         let size = setup.size;
+        let both_open = Gate::new(2, setup.timeout);
         thread::scope(|s| {
             let client = s.spawn(|| {
-                let mut c = L::stream(setup, Side::Connect).unwrap().endpoint;
+                let Opened { endpoint: mut c, owner } = L::stream(setup, Side::Connect).unwrap();
+                both_open.wait();
                 let (mut req, mut rep) = (vec![0u8; size], vec![0u8; size]);
                 for seq in 0..count {
                     req[..8].copy_from_slice(&seq.to_le_bytes());
@@ -519,8 +724,10 @@ pub mod testing {
                     while c.recv(&mut rep).unwrap() == Received::Empty {}
                     assert_eq!(rep, req, "reply {seq}");
                 }
+                owner
             });
-            let mut echo = L::stream(setup, Side::Accept).unwrap().endpoint;
+            let Opened { endpoint: mut echo, owner } = L::stream(setup, Side::Accept).unwrap();
+            both_open.wait();
             let mut buf = vec![0u8; size];
             let mut answered = 0;
             loop {
@@ -535,23 +742,90 @@ pub mod testing {
                 }
             }
             assert_eq!(answered, count);
-            client.join().unwrap();
+            // The echo closes first: a client may wait in its drop until its peer has closed.
+            drop(echo);
+            let client_owner = client.join().unwrap();
+            drop((owner, client_owner));
         });
+    }
+
+    /// A broadcast of `setup.shape`'s subscribers, `count` messages: each subscriber receives
+    /// them in order, then `Closed`; all of them when the broadcast is lossless, some with gaps
+    /// (and perhaps `Lost` reports) when it is lossy. As in a trial, nothing is sent before
+    /// every member is open, and the publisher's owner lives until every subscriber is done.
+    /// Returns how many messages each subscriber received.
+    pub fn broadcast_in_order<L: Library>(setup: &Setup, count: u64) -> Vec<u64> {
+        let (lossy, subscribers) = setup.broadcast("test").unwrap();
+        let at = |index| Setup { index, ..*setup };
+        let size = setup.size;
+        let all_open = Gate::new(subscribers + 1, setup.timeout);
+        thread::scope(|s| {
+            let all_open = &all_open;
+            let listening: Vec<_> = (0..subscribers)
+                .map(|i| {
+                    s.spawn(move || {
+                        let mut rx = L::subscriber(&at(i)).unwrap().endpoint;
+                        all_open.wait();
+                        let mut buf = vec![0u8; size];
+                        let (mut got, mut next) = (0u64, 0u64);
+                        loop {
+                            match rx.recv(&mut buf).unwrap() {
+                                Received::Message(len) => {
+                                    assert_eq!(len, size);
+                                    let seq = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                                    if lossy {
+                                        assert!(seq >= next, "subscriber {i}: {seq} after {}", next - 1);
+                                    } else {
+                                        assert_eq!(seq, next, "subscriber {i}: out of order");
+                                    }
+                                    (got, next) = (got + 1, seq + 1);
+                                }
+                                Received::Empty => {}
+                                Received::Lost(_) if lossy => {}
+                                Received::Lost(n) => {
+                                    panic!("subscriber {i} lost {n} of a lossless broadcast")
+                                }
+                                Received::Closed => break,
+                            }
+                        }
+                        got
+                    })
+                })
+                .collect();
+            let Opened { endpoint: mut tx, owner } = L::publisher(&at(0)).unwrap();
+            all_open.wait();
+            let mut msg = vec![0u8; size];
+            for seq in 0..count {
+                msg[..8].copy_from_slice(&seq.to_le_bytes());
+                tx.send(&msg).unwrap();
+            }
+            drop(tx);
+            let got: Vec<u64> = listening.into_iter().map(|t| t.join().unwrap()).collect();
+            drop(owner);
+            if !lossy {
+                assert!(got.iter().all(|&n| n == count), "lossless: {got:?} of {count}");
+            }
+            assert!(got.iter().all(|&n| n > 0 && n <= count), "{got:?} of {count}");
+            got
+        })
     }
 
     /// A work queue of `setup.shape`'s producers and consumers, `per` messages from each
     /// producer: every message reaches exactly one consumer once the owner (producer 0's) is
-    /// dropped after the producers are done, as the driver's drain does.
+    /// dropped after the producers are done, as the driver's drain does. As in a trial, nobody
+    /// sends before every member is open.
     pub fn queue_exactly_once<L: Library>(setup: &Setup, per: u64) {
         let (producers, consumers) = setup.queue("test").unwrap();
         let at = |index| Setup { index, ..*setup };
         let size = setup.size;
+        let all_open = Gate::new(producers + consumers, setup.timeout);
         thread::scope(|s| {
-            let Opened { endpoint: mut first, owner } = L::producer(&at(0)).unwrap();
+            let all_open = &all_open;
             let takers: Vec<_> = (0..consumers)
                 .map(|i| {
                     s.spawn(move || {
                         let mut rx = L::consumer(&at(i)).unwrap().endpoint;
+                        all_open.wait();
                         let mut buf = vec![0u8; size];
                         let mut got = Vec::new();
                         loop {
@@ -568,7 +842,8 @@ pub mod testing {
                     })
                 })
                 .collect();
-            let send = |tx: &mut L::Producer, p: u64| {
+            let send = move |tx: &mut L::Producer, p: u64| {
+                all_open.wait();
                 let mut msg = vec![0u8; size];
                 for seq in 0..per {
                     msg[..8].copy_from_slice(&(p * per + seq).to_le_bytes());
@@ -578,6 +853,9 @@ pub mod testing {
             let others: Vec<_> = (1..producers)
                 .map(|p| s.spawn(move || send(&mut L::producer(&at(p)).unwrap().endpoint, p as u64)))
                 .collect();
+            // Last, as every member is on its way: a producer's set-up may wait for the consumers
+            // (ZeroMQ, NNG), and the owner's for every member (FastIPC).
+            let Opened { endpoint: mut first, owner } = L::producer(&at(0)).unwrap();
             send(&mut first, 0);
             drop(first);
             for p in others {
@@ -588,5 +866,155 @@ pub mod testing {
             all.sort_unstable();
             assert_eq!(all, (0..producers as u64 * per).collect::<Vec<_>>(), "every message exactly once");
         });
+    }
+
+    /// A service of `setup.shape`'s clients and servers, `per` requests from each client, one
+    /// outstanding at a time: every reply is its own request. As in a trial, nobody sends before
+    /// every member is open, and the servers' owners are dropped once every client is done, as
+    /// the driver's drain does; then every server must end. Returns how many requests each
+    /// server answered, for the adapter to check against how its library routes them.
+    pub fn service_replies<L: Library>(setup: &Setup, per: u64) -> Vec<u64> {
+        let (clients, servers) = setup.service("test").unwrap();
+        let at = |index| Setup { index, ..*setup };
+        let size = setup.size;
+        let all_open = Gate::new(clients + servers, setup.timeout);
+        thread::scope(|s| {
+            let all_open = &all_open;
+            let (owners, opened) = mpsc::channel::<Option<Box<dyn Any + Send>>>();
+            let answering: Vec<_> = (0..servers)
+                .map(|i| {
+                    let owners = owners.clone();
+                    s.spawn(move || {
+                        let Opened { endpoint: mut sv, owner } = L::server(&at(i)).unwrap();
+                        owners.send(owner).unwrap();
+                        all_open.wait();
+                        let mut buf = vec![0u8; size];
+                        let mut answered = 0u64;
+                        loop {
+                            match sv.recv(&mut buf).unwrap() {
+                                Received::Message(len) => {
+                                    assert_eq!(len, size);
+                                    sv.send(&buf[..len]).unwrap();
+                                    answered += 1;
+                                }
+                                Received::Empty => {}
+                                Received::Closed => break,
+                                other => panic!("{other:?}"),
+                            }
+                        }
+                        answered
+                    })
+                })
+                .collect();
+            let calling: Vec<_> = (0..clients)
+                .map(|j| {
+                    s.spawn(move || {
+                        let mut c = L::client(&at(j)).unwrap().endpoint;
+                        all_open.wait();
+                        let (mut req, mut rep) = (vec![0u8; size], vec![0u8; size]);
+                        for seq in 0..per {
+                            req[..8].copy_from_slice(&(j as u64 * per + seq).to_le_bytes());
+                            c.send(&req).unwrap();
+                            while c.recv(&mut rep).unwrap() == Received::Empty {}
+                            assert_eq!(rep, req, "client {j}, request {seq}");
+                        }
+                    })
+                })
+                .collect();
+            for c in calling {
+                c.join().unwrap();
+            }
+            drop(owners);
+            drop(opened.iter().take(servers).collect::<Vec<_>>());
+            answering.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn setup(shape: Shape, mode: RecvMode) -> Setup<'static> {
+        Setup {
+            name: "t",
+            dir: Path::new("/tmp/d"),
+            size: 16,
+            shape,
+            index: 1,
+            mode,
+            timeout: Duration::from_secs(1),
+            batch: 1,
+        }
+    }
+
+    #[test]
+    fn a_stream_endpoint_is_a_stream_or_a_round_trip() {
+        assert!(!setup(Shape::Stream, RecvMode::Waiting).stream_or_round_trip().unwrap());
+        assert!(setup(Shape::RoundTrip, RecvMode::Waiting).stream_or_round_trip().unwrap());
+        let queue = Shape::Queue { producers: 1, consumers: 1 };
+        let e = setup(queue, RecvMode::Waiting).stream_or_round_trip().unwrap_err().to_string();
+        assert_eq!(e, "a stream endpoint was asked for Queue { producers: 1, consumers: 1 }");
+    }
+
+    #[test]
+    fn a_mode_not_measured_is_refused_with_the_reason() {
+        let polling = setup(Shape::Stream, RecvMode::Polling);
+        polling.require_mode(&RecvMode::ALL, "never").unwrap();
+        polling.require_mode(&[RecvMode::Polling], "never").unwrap();
+        let e = polling.require_mode(&[RecvMode::Waiting], format_args!("{} is measured only so", "x"));
+        assert_eq!(e.unwrap_err().to_string(), "x is measured only so, not polling");
+    }
+
+    #[test]
+    fn a_mesh_binds_receivers_and_connects_senders_to_all() {
+        let st = setup(Shape::Queue { producers: 3, consumers: 2 }, RecvMode::Waiting);
+        assert_eq!(
+            st.mesh(Member::Consumer, "zmq").unwrap(),
+            Mesh::Bind { path: "/tmp/d/zmq-queue-c1".into(), peers: 3 }
+        );
+        assert_eq!(
+            st.mesh(Member::Producer, "zmq").unwrap(),
+            Mesh::Connect(vec!["/tmp/d/zmq-queue-c0".into(), "/tmp/d/zmq-queue-c1".into()])
+        );
+        let e = st.mesh(Member::Server, "zmq").unwrap_err().to_string();
+        assert!(e.contains("a server endpoint was asked for Queue"), "{e}");
+        let st = setup(Shape::Service { clients: 4, servers: 2 }, RecvMode::Waiting);
+        assert_eq!(
+            st.mesh(Member::Server, "nng").unwrap(),
+            Mesh::Bind { path: "/tmp/d/nng-service-s1".into(), peers: 4 }
+        );
+        assert!(matches!(st.mesh(Member::Client, "nng").unwrap(), Mesh::Connect(all) if all.len() == 2));
+    }
+
+    #[test]
+    fn retry_until_tries_again_then_names_the_last_try() {
+        let tries = Cell::new(0);
+        let third = retry_until(
+            Instant::now() + Duration::from_secs(5),
+            Duration::from_millis(1),
+            || {
+                tries.set(tries.get() + 1);
+                Ok(if tries.get() == 3 { Ok("done") } else { Err(tries.get()) })
+            },
+            |n| anyhow!("try {n}"),
+        );
+        assert_eq!((third.unwrap(), tries.get()), ("done", 3));
+        let late = retry_until(
+            Instant::now() + Duration::from_millis(20),
+            Duration::from_millis(1),
+            || Ok(Err::<(), _>(tries.replace(tries.get() + 1))),
+            |n| anyhow!("still nothing at try {n}"),
+        );
+        assert!(late.unwrap_err().to_string().starts_with("still nothing at try "));
+        assert!(tries.get() > 4, "it tried again until the deadline");
+        let fatal = retry_until(
+            Instant::now() + Duration::from_secs(5),
+            Duration::from_millis(1),
+            || -> Result<Result<(), ()>> { bail!("refused") },
+            |()| anyhow!("late"),
+        );
+        assert_eq!(fatal.unwrap_err().to_string(), "refused");
     }
 }

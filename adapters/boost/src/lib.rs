@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
+    Tx, Unsupported, retry_until,
 };
 
 unsafe extern "C" {
@@ -117,11 +117,7 @@ impl Library for Boost {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("a stream endpoint was asked for {other:?}"),
-        };
+        let round_trip = setup.stream_or_round_trip()?;
         let [forth, back, _] = names(setup.name);
         let wait = setup.mode == RecvMode::Waiting;
         let pair = match side {
@@ -234,7 +230,7 @@ impl Queue {
     /// Opens a queue another process creates, retrying every millisecond until `deadline`.
     fn open(name: &str, size: usize, deadline: Instant) -> Result<Queue> {
         let c = CString::new(name).map_err(|_| anyhow!("queue name {name:?} holds a NUL"))?;
-        loop {
+        let attempt = || {
             let mut err = ErrorText::new();
             let mut missing = 0;
             // SAFETY: a NUL-terminated name; `missing` and `err` are valid for writes.
@@ -248,16 +244,16 @@ impl Queue {
                         "{name} holds {depth} messages of up to {max} bytes, not {DEPTH} of the case's {size}"
                     );
                 }
-                return Ok(queue);
+                return Ok(Ok(queue));
             }
             if missing == 0 {
                 bail!("message_queue(open_only, {name}): {}", err.text());
             }
-            if Instant::now() >= deadline {
-                bail!("no message_queue {name} was created in time (last attempt: {})", err.text());
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            Ok(Err(err))
+        };
+        retry_until(deadline, Duration::from_millis(1), attempt, |err| {
+            anyhow!("no message_queue {name} was created in time (last attempt: {})", err.text())
+        })
     }
 
     /// The end of a stream: a message of zero bytes, once there is room (at most `within`).
@@ -389,21 +385,9 @@ impl Rx for Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::testing;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
     use std::path::Path;
-
-    fn setup<'a>(name: &'a str, size: usize, shape: Shape, mode: RecvMode) -> Setup<'a> {
-        Setup {
-            name,
-            dir: Path::new("/nonexistent"),
-            size,
-            shape,
-            index: 0,
-            mode,
-            timeout: Duration::from_secs(5),
-            batch: 1,
-        }
-    }
 
     fn shm(name: &str) -> bool {
         Path::new("/dev/shm").join(name).exists()
@@ -417,9 +401,14 @@ mod tests {
     }
 
     fn stream(mode: RecvMode) {
-        let name = format!("ipcbench-boost-test-{}-{mode}", std::process::id());
+        let place = Scratch::new(&format!("boost-{mode}"));
+        let name = &place.name;
         let gone = || assert!(!shm(&format!("{name}-boost-forth")), "the name outlived the set-up");
-        testing::stream_in_order::<Boost>(&setup(&name, 64, Shape::Stream, mode), 5000, gone);
+        testing::stream_in_order::<Boost>(
+            &Setup { size: 64, mode, ..place.setup(Shape::Stream) },
+            5000,
+            gone,
+        );
     }
 
     #[test]
@@ -434,25 +423,25 @@ mod tests {
 
     #[test]
     fn round_trip_over_two_queues() {
-        let name = format!("ipcbench-boost-test-{}-rtt", std::process::id());
-        testing::round_trips::<Boost>(&setup(&name, 1024, Shape::RoundTrip, RecvMode::Waiting), 300);
-        assert!(!shm(&format!("{name}-boost-back")));
+        let place = Scratch::new("boost-rtt");
+        testing::round_trips::<Boost>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 300);
+        assert!(!shm(&format!("{}-boost-back", place.name)));
     }
 
     #[test]
     fn a_work_queue_4x4_hands_each_message_to_one_consumer() {
-        let name = format!("ipcbench-boost-test-{}-queue", std::process::id());
+        let place = Scratch::new("boost-queue");
         let shape = Shape::Queue { producers: 4, consumers: 4 };
-        testing::queue_exactly_once::<Boost>(&setup(&name, 16, shape, RecvMode::Polling), 2000);
-        assert!(!shm(&format!("{name}-boost-queue")));
+        testing::queue_exactly_once::<Boost>(&Setup { mode: RecvMode::Polling, ..place.setup(shape) }, 2000);
+        assert!(!shm(&format!("{}-boost-queue", place.name)));
     }
 
     #[test]
     fn a_missing_queue_times_out_with_its_name() {
-        let name = format!("ipcbench-boost-test-{}-missing", std::process::id());
-        let mut st = setup(&name, 16, Shape::Stream, RecvMode::Waiting);
-        st.timeout = Duration::from_millis(20);
+        let place = Scratch::new("boost-missing");
+        let st = Setup { timeout: Duration::from_millis(20), ..place.setup(Shape::Stream) };
         let err = Boost::stream(&st, Side::Connect).err().unwrap().to_string();
+        let name = &place.name;
         assert!(err.contains(&format!("no message_queue {name}-boost-forth was created in time")), "{err}");
     }
 }

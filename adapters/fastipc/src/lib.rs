@@ -250,3 +250,100 @@ impl Library for FastIpc {
         Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|s| Box::new(s) as _) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcbench_api::testing::{self, Scratch};
+
+    #[test]
+    fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {
+        for mode in FastIpc::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("fipc-gated-{mode}"));
+            let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
+            testing::broadcast_in_order::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 20_000);
+            let place = Scratch::new(&format!("fipc-lossy-{mode}"));
+            let shape = Shape::Broadcast { lossy: true, subscribers: 2 };
+            testing::broadcast_in_order::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 20_000);
+        }
+    }
+
+    // A connection carries any length: the contract's checks only.
+    #[test]
+    fn a_stream_arrives_in_order_then_ends_in_each_mode() {
+        for mode in FastIpc::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("fipc-stream-{mode}"));
+            let setup = Setup { size: 64, mode, ..place.setup(Shape::Stream) };
+            testing::stream_delivers::<FastIpc>(&setup, 20_000, || {});
+        }
+    }
+
+    #[test]
+    fn round_trips_answer_each_request_in_each_mode() {
+        for mode in FastIpc::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("fipc-rtt-{mode}"));
+            testing::round_trips::<FastIpc>(
+                &Setup { size: 1024, mode, ..place.setup(Shape::RoundTrip) },
+                300,
+            );
+        }
+    }
+
+    #[test]
+    fn a_work_queue_hands_each_message_to_one_consumer_in_each_mode() {
+        for mode in FastIpc::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("fipc-queue-{mode}"));
+            let shape = Shape::Queue { producers: 2, consumers: 2 };
+            testing::queue_exactly_once::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 2000);
+        }
+    }
+
+    /// `Requests::ToOneServer`: the servers share the requests, each answered once.
+    #[test]
+    fn a_service_answers_each_request_once_in_each_mode() {
+        for mode in FastIpc::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("fipc-service-{mode}"));
+            let shape = Shape::Service { clients: 2, servers: 2 };
+            let answered = testing::service_replies::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 300);
+            assert_eq!(answered.iter().sum::<u64>(), 600, "{mode}: {answered:?}");
+        }
+    }
+
+    /// The batch calls: `send_many` of 16 messages, `receive_many` until all are in, in order.
+    #[test]
+    fn a_batch_arrives_whole_and_in_order() {
+        let place = Scratch::new("fipc-batch");
+        let setup = Setup { batch: 16, mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
+        let size = setup.size;
+        std::thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let mut rx = FastIpc::stream(&setup, Side::Accept).unwrap().endpoint;
+                let mut buf = vec![0u8; 16 * size];
+                let mut seq = 0u64;
+                loop {
+                    match rx.recv_batch(&mut buf, size).unwrap() {
+                        Batch::Messages(k) => {
+                            for m in buf[..k * size].chunks_exact(size) {
+                                assert_eq!(u64::from_le_bytes(m[..8].try_into().unwrap()), seq);
+                                seq += 1;
+                            }
+                        }
+                        Batch::Empty => {}
+                        Batch::Closed => return seq,
+                    }
+                }
+            });
+            let mut tx = FastIpc::stream(&setup, Side::Connect).unwrap().endpoint;
+            let mut block = vec![0u8; 16 * size];
+            for round in 0..100u64 {
+                for (i, m) in block.chunks_exact_mut(size).enumerate() {
+                    m[..8].copy_from_slice(&(round * 16 + i as u64).to_le_bytes());
+                }
+                tx.send_batch(&block, size).unwrap();
+            }
+            assert!(tx.send_batch(&vec![0u8; 65 * size], size).is_err(), "at most 64 messages a call");
+            drop(tx);
+            assert_eq!(rx.join().unwrap(), 1600);
+        });
+    }
+}

@@ -37,6 +37,7 @@ use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::port::server::Server;
 use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::port::update_connections::UpdateConnections as _;
 use iceoryx2::prelude::{
     BackpressureStrategy, EventId, FileName, LogLevel, PortFactory as _, SemanticString as _, ServiceName,
     SignalHandlingMode, ipc, set_log_level,
@@ -44,7 +45,7 @@ use iceoryx2::prelude::{
 use iceoryx2::service::port_factory::{event, publish_subscribe, request_response};
 use ipcbench_api::{
     Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Support, Tx, Unsupported, retry_until,
 };
 
 /// iceoryx2.
@@ -119,20 +120,19 @@ impl Library for Iceoryx2 {
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair<Sending, Receiving, Node<Svc>>>> {
         let node = node(setup)?;
-        let (tx, rx) = match (setup.shape, side) {
-            (Shape::Stream, Side::Accept) => (None, Some(Receiving::open(&node, setup, "data")?)),
-            (Shape::Stream, Side::Connect) => (Some(Sending::open(&node, setup, "data", 1)?), None),
+        let (tx, rx) = match (setup.stream_or_round_trip()?, side) {
+            (false, Side::Accept) => (None, Some(Receiving::open(&node, setup, "data")?)),
+            (false, Side::Connect) => (Some(Sending::open(&node, setup, "data", 1)?), None),
             // Each side's subscriber first, then its publisher (which waits for the other side's
             // subscriber), then the wait for the other side's publisher.
-            (Shape::RoundTrip, Side::Accept) => {
+            (true, Side::Accept) => {
                 let rx = Receiving::open(&node, setup, "ping")?;
                 (Some(Sending::open(&node, setup, "pong", 1)?), Some(rx))
             }
-            (Shape::RoundTrip, Side::Connect) => {
+            (true, Side::Connect) => {
                 let rx = Receiving::open(&node, setup, "pong")?;
                 (Some(Sending::open(&node, setup, "ping", 1)?), Some(rx))
             }
-            (other, _) => bail!("a stream endpoint was asked for {other:?}"),
         };
         if let Some(rx) = &rx {
             rx.wait_for_publisher(setup)?;
@@ -221,6 +221,10 @@ impl Library for Iceoryx2 {
         wait_until(setup, &format!("{clients} clients"), || {
             service.dynamic_config().number_of_clients() >= clients
         })?;
+        // Connected now, not at its first receive: until then a client's requests only fill the
+        // buffer, and once it is full they are dropped (iceoryx2 will not block on a receiver
+        // that has not connected).
+        server.update_connections().map_err(|e| anyhow!("connecting the server to its clients: {e:?}"))?;
         Ok(Opened::new(Answerer { server, active: None, requests, replies, service, _node: node }))
     }
 }
@@ -251,25 +255,21 @@ fn service_name(setup: &Setup, what: &str) -> Result<ServiceName> {
 
 /// Opens or creates, retrying while another process is creating the same service.
 fn open_or_create<T, E: Debug>(setup: &Setup, what: &str, mut f: impl FnMut() -> Result<T, E>) -> Result<T> {
-    let deadline = Instant::now() + setup.timeout;
-    loop {
-        match f() {
-            Ok(t) => return Ok(t),
-            Err(e) if Instant::now() >= deadline => bail!("opening or creating {what}: {e:?}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(1)),
-        }
-    }
+    retry_until(
+        Instant::now() + setup.timeout,
+        Duration::from_millis(1),
+        || Ok(f()),
+        |e| anyhow!("opening or creating {what}: {e:?}"),
+    )
 }
 
 fn wait_until(setup: &Setup, what: &str, mut ready: impl FnMut() -> bool) -> Result<()> {
-    let deadline = Instant::now() + setup.timeout;
-    while !ready() {
-        if Instant::now() >= deadline {
-            bail!("{what} were not there within {:?}", setup.timeout);
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    Ok(())
+    retry_until(
+        Instant::now() + setup.timeout,
+        Duration::from_millis(1),
+        || Ok(if ready() { Ok(()) } else { Err(()) }),
+        |()| anyhow!("{what} were not there within {:?}", setup.timeout),
+    )
 }
 
 fn publish_subscribe(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<PubSub> {
@@ -432,9 +432,13 @@ impl Receiving {
         Ok(Receiving { subscriber, listener, service, _node: None })
     }
 
-    /// Waits until the publisher is there, so that "no publisher" later means it has gone.
+    /// Waits until the publisher is there, so that "no publisher" later means it has gone; then
+    /// connects to it now, not at the first receive: until then the publisher only fills the
+    /// buffer, and once it is full drops the rest (iceoryx2 will not block on a receiver that has
+    /// not connected).
     fn wait_for_publisher(&self, setup: &Setup) -> Result<()> {
-        wait_until(setup, "the publisher", || self.service.dynamic_config().number_of_publishers() >= 1)
+        wait_until(setup, "the publisher", || self.service.dynamic_config().number_of_publishers() >= 1)?;
+        self.subscriber.update_connections().map_err(|e| anyhow!("connecting to the publisher: {e:?}"))
     }
 }
 
@@ -609,5 +613,65 @@ impl Tx for Answerer {
             n.notify().map_err(|e| anyhow!("Notifier::notify: {e:?}"))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcbench_api::testing::{self, Scratch};
+
+    #[test]
+    fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {
+        for mode in Iceoryx2::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("ib-{mode}"));
+            let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
+            testing::broadcast_in_order::<Iceoryx2>(&Setup { mode, ..place.setup(shape) }, 5000);
+            let place = Scratch::new(&format!("ibl-{mode}"));
+            let shape = Shape::Broadcast { lossy: true, subscribers: 2 };
+            testing::broadcast_in_order::<Iceoryx2>(&Setup { mode, ..place.setup(shape) }, 5000);
+        }
+    }
+
+    // Short test names: iceoryx2 builds socket paths from the name and directory.
+
+    // A sample may be shorter than the case's size: the contract's checks only.
+    #[test]
+    fn a_stream_arrives_in_order_then_ends_in_each_mode() {
+        for mode in Iceoryx2::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("is-{mode}"));
+            let setup = Setup { size: 64, mode, ..place.setup(Shape::Stream) };
+            testing::stream_delivers::<Iceoryx2>(&setup, 2000, || {});
+        }
+    }
+
+    #[test]
+    fn round_trips_answer_each_request_in_each_mode() {
+        for mode in Iceoryx2::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("ir-{mode}"));
+            testing::round_trips::<Iceoryx2>(
+                &Setup { size: 1024, mode, ..place.setup(Shape::RoundTrip) },
+                300,
+            );
+        }
+    }
+
+    /// `Requests::ToEveryServer`: each server answers every request of every client.
+    #[test]
+    fn every_server_answers_every_request_in_each_mode() {
+        for mode in Iceoryx2::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("isv-{mode}"));
+            let shape = Shape::Service { clients: 2, servers: 2 };
+            let answered = testing::service_replies::<Iceoryx2>(&Setup { mode, ..place.setup(shape) }, 200);
+            assert_eq!(answered, [400, 400], "{mode}");
+        }
+    }
+
+    #[test]
+    fn another_shape_is_refused() {
+        let place = Scratch::new("ish");
+        let e = Iceoryx2::stream(&place.setup(Shape::Queue { producers: 1, consumers: 1 }), Side::Accept);
+        let e = e.err().unwrap().to_string();
+        assert_eq!(e, "a stream endpoint was asked for Queue { producers: 1, consumers: 1 }");
     }
 }

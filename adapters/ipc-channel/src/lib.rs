@@ -20,12 +20,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use ipc_channel::IpcError;
 use ipc_channel::ipc::{self, IpcBytesReceiver, IpcBytesSender, IpcOneShotServer, IpcSender};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side, Support, Tx,
+    Unsupported, retry_until,
 };
 
 /// ipc-channel's byte channels.
 pub struct IpcChannel;
+
+/// Measured waiting only (see the README): its blocking `recv`.
+const MODES: &[RecvMode] = &[RecvMode::Waiting];
 
 /// What the connecting side hands the accepting side: the receiving end of the messages it will
 /// send, and for a round trip the sending end of the replies.
@@ -45,7 +48,7 @@ impl Library for IpcChannel {
             id: "ipc-channel",
             name: "ipc-channel",
             version: "0.23.1".into(),
-            modes: &[RecvMode::Waiting],
+            modes: MODES,
             capabilities: Capabilities {
                 stream: Support::Yes("ipc::bytes_channel: one SEQPACKET socket pair, a message per packet"),
                 round_trip: Support::Yes("two byte channels, one each way"),
@@ -68,14 +71,8 @@ impl Library for IpcChannel {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("a stream endpoint was asked for {other:?}"),
-        };
-        if setup.mode != RecvMode::Waiting {
-            bail!("ipc-channel is measured only with blocking receives (waiting), not {}", setup.mode);
-        }
+        let round_trip = setup.stream_or_round_trip()?;
+        setup.require_mode(MODES, "ipc-channel is measured only with blocking receives (waiting)")?;
         let file = setup.dir.join(format!("{}.ipc-channel", setup.name));
         let channel = match side {
             Side::Accept => accept(&file, setup.timeout)?,
@@ -109,14 +106,12 @@ fn accept(file: &Path, timeout: Duration) -> Result<Channel> {
 
 /// Waits for the accepting side's name, makes the channels and sends it their other ends.
 fn connect(file: &Path, timeout: Duration, round_trip: bool) -> Result<Channel> {
-    let deadline = Instant::now() + timeout;
-    let name = loop {
-        match std::fs::read_to_string(file) {
-            Ok(name) => break name,
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-            Err(e) => bail!("no one-shot server's name in {} within {timeout:?}: {e}", file.display()),
-        }
-    };
+    let name = retry_until(
+        Instant::now() + timeout,
+        Duration::from_millis(1),
+        || Ok(std::fs::read_to_string(file)),
+        |e| anyhow!("no one-shot server's name in {} within {timeout:?}: {e}", file.display()),
+    )?;
     let (tx, their_rx) = ipc::bytes_channel().context("making a byte channel")?;
     let (their_tx, rx) = if round_trip {
         let (t, r) = ipc::bytes_channel().context("making the reply channel")?;
@@ -159,5 +154,38 @@ impl Rx for Channel {
             Err(IpcError::Disconnected) => Ok(Received::Closed),
             Err(e) => Err(anyhow!("IpcBytesReceiver::recv: {e}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
+
+    // A byte channel carries any size: the contract's checks only.
+    #[test]
+    fn a_stream_arrives_in_order_then_ends() {
+        let place = Scratch::new("ipcc-stream");
+        let setup = Setup { size: 64, ..place.setup(Shape::Stream) };
+        testing::stream_delivers::<IpcChannel>(&setup, 2000, || {});
+    }
+
+    #[test]
+    fn round_trips_answer_each_request() {
+        let place = Scratch::new("ipcc-rtt");
+        testing::round_trips::<IpcChannel>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 300);
+    }
+
+    #[test]
+    fn polling_is_refused_and_a_missing_peer_times_out() {
+        assert_eq!(IpcChannel::info().modes, MODES);
+        let place = Scratch::new("ipcc-refused");
+        let polling = Setup { mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
+        let e = IpcChannel::stream(&polling, Side::Connect).err().unwrap().to_string();
+        assert_eq!(e, "ipc-channel is measured only with blocking receives (waiting), not polling");
+        let lonely = Setup { timeout: Duration::from_millis(20), ..place.setup(Shape::Stream) };
+        let e = IpcChannel::stream(&lonely, Side::Connect).err().unwrap().to_string();
+        assert!(e.contains(&format!("no one-shot server's name in {}", place.dir.display())), "{e}");
     }
 }

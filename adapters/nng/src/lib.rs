@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx,
+    Capabilities, Library, LibraryInfo, Member, Mesh, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, retry_until,
 };
 use nng_sys as sys;
 
@@ -84,9 +84,7 @@ impl Library for Nng {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
-        if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
-            bail!("nng: a stream endpoint was asked for {:?}", setup.shape);
-        }
+        setup.stream_or_round_trip().map_err(|e| anyhow!("nng: {e}"))?;
         let at = endpoint(setup, "stream")?;
         Ok(Opened::new(match side {
             Side::Accept => Endpoint::listening(setup, sys::nng_pair1_open, &at, 1)?,
@@ -124,32 +122,26 @@ impl Library for Nng {
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let (_, consumers) = setup.queue("producer")?;
-        let all =
-            (0..consumers).map(|c| endpoint(setup, &format!("queue-c{c}"))).collect::<Result<Vec<_>>>()?;
-        Ok(Opened::new(Endpoint::dialing(setup, sys::nng_push0_open, &all)?))
+        Ok(Opened::new(meshed(setup, Member::Producer, sys::nng_push0_open)?))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let (producers, _) = setup.queue("consumer")?;
-        let at = endpoint(setup, &format!("queue-c{}", setup.index))?;
-        Ok(Opened::new(Endpoint::listening(setup, sys::nng_pull0_open, &at, producers)?))
+        Ok(Opened::new(meshed(setup, Member::Consumer, sys::nng_pull0_open)?))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let (_, servers) = setup.service("client")?;
-        let all =
-            (0..servers).map(|s| endpoint(setup, &format!("service-s{s}"))).collect::<Result<Vec<_>>>()?;
-        let mut e = Endpoint::dialing(setup, sys::nng_req0_open, &all)?;
+        let mut e = meshed(setup, Member::Client, sys::nng_req0_open)?;
         // A client's requests are all answered when it closes: nothing to end.
         e.ending = None;
         Ok(Opened::new(e))
     }
 
     fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
-        setup.service("server")?;
-        let at = endpoint(setup, &format!("service-s{}", setup.index))?;
-        let e = Endpoint::listening(setup, sys::nng_rep0_open, &at, 0)?;
+        let Mesh::Bind { path, .. } = setup.mesh(Member::Server, "nng")? else {
+            bail!("nng: a server binds")
+        };
+        // No end marker comes: its owner handle closes its socket instead.
+        let e = Endpoint::listening(setup, sys::nng_rep0_open, &address(&path)?, 0)?;
         let closer = Closer(e.socket);
         Ok(Opened { endpoint: e, owner: Some(Box::new(closer)) })
     }
@@ -157,9 +149,24 @@ impl Library for Nng {
 
 /// The `ipc://` address of one listening socket of this trial.
 fn endpoint(setup: &Setup, what: &str) -> Result<CString> {
-    let path = setup.socket_path(&format!("nng-{what}"))?;
+    address(&setup.socket_path(&format!("nng-{what}"))?)
+}
+
+fn address(path: &std::path::Path) -> Result<CString> {
     let path = path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?;
     Ok(CString::new(format!("ipc://{path}"))?)
+}
+
+/// A producer, consumer or client, wired as `Setup::mesh` says: a consumer listens, done when
+/// its producers have ended; a producer or client dials every consumer or server.
+fn meshed(setup: &Setup, member: Member, open: Open) -> Result<Endpoint> {
+    match setup.mesh(member, "nng")? {
+        Mesh::Bind { path, peers } => Endpoint::listening(setup, open, &address(&path)?, peers),
+        Mesh::Connect(paths) => {
+            let all = paths.iter().map(|p| address(p)).collect::<Result<Vec<_>>>()?;
+            Endpoint::dialing(setup, open, &all)
+        }
+    }
 }
 
 /// NNG's error text for a non-zero result.
@@ -302,22 +309,21 @@ impl Endpoint {
 
     /// Waits until `peers` connections are up.
     fn wait_for(&self, peers: usize, what: &str) -> Result<()> {
-        let deadline = Instant::now() + self.timeout;
-        while self.pipes.open() < peers {
-            if Instant::now() >= deadline {
-                bail!("only {} of {peers} {what} were up within {:?}", self.pipes.open(), self.timeout);
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+        let up = || Ok(if self.pipes.open() < peers { Err(()) } else { Ok(()) });
+        retry_until(Instant::now() + self.timeout, Duration::from_millis(1), up, |()| {
+            anyhow!("only {} of {peers} {what} were up within {:?}", self.pipes.open(), self.timeout)
+        })
     }
 
     /// Sends end markers until every peer has closed its connection, or the set-up timeout
     /// passes (a receiver that died; the driver reports it).
     fn end(&mut self, peers: usize) -> Result<()> {
         let marker = end::marker(self.index);
-        let deadline = Instant::now() + self.timeout;
-        while self.pipes.removed.load(Ordering::Acquire) < peers {
+        let closed = || self.pipes.removed.load(Ordering::Acquire);
+        let send = || {
+            if closed() >= peers {
+                return Ok(Ok(()));
+            }
             // A push0 sends each marker to one consumer, a pub0 may drop it: repeat until done.
             let flags = sys::NNG_FLAG_NONBLOCK as c_int;
             // SAFETY: the pointer and length describe `marker`; NNG copies it.
@@ -325,16 +331,11 @@ impl Endpoint {
             if rv != 0 && rv != EAGAIN {
                 check(rv, "sending the end marker")?;
             }
-            if Instant::now() >= deadline {
-                bail!(
-                    "{} of {peers} peers closed within {:?} of the end marker",
-                    self.pipes.removed.load(Ordering::Acquire),
-                    self.timeout
-                );
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+            Ok(Err(()))
+        };
+        retry_until(Instant::now() + self.timeout, Duration::from_millis(1), send, |()| {
+            anyhow!("{} of {peers} peers closed within {:?} of the end marker", closed(), self.timeout)
+        })
     }
 
     /// A short message: an end marker. Returns whether every sender has now ended.
@@ -402,37 +403,57 @@ impl Drop for Closer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
 
-    fn setup(dir: &std::path::Path, shape: Shape) -> Setup<'_> {
-        Setup {
-            name: "t",
-            dir,
-            size: 16,
-            shape,
-            index: 0,
-            mode: RecvMode::Waiting,
-            timeout: Duration::from_millis(200),
-            batch: 1,
-        }
+    #[test]
+    fn a_lossy_broadcast_reaches_every_subscriber_in_order() {
+        let place = Scratch::new("nng-bcast");
+        testing::broadcast_in_order::<Nng>(
+            &place.setup(Shape::Broadcast { lossy: true, subscribers: 2 }),
+            5000,
+        );
     }
 
     #[test]
     fn a_sender_with_no_receiver_fails_its_set_up_naming_the_address() {
-        let dir = std::env::temp_dir().join(format!("ipcbench-nng-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let place = Scratch::new("nng-lonely");
+        let setup = |shape| Setup { timeout: Duration::from_millis(200), ..place.setup(shape) };
         let shape = Shape::Queue { producers: 1, consumers: 2 };
-        let err = Nng::producer(&setup(&dir, shape)).err().unwrap().to_string();
+        let err = Nng::producer(&setup(shape)).err().unwrap().to_string();
         assert!(err.contains("only 0 of 2 connections"), "{err}");
-        assert!(err.contains(&format!("ipc://{}/nng-queue-c1", dir.display())), "{err}");
+        assert!(err.contains(&format!("ipc://{}/nng-queue-c1", place.dir.display())), "{err}");
         let shape = Shape::Broadcast { lossy: false, subscribers: 1 };
-        let err = Nng::publisher(&setup(&dir, shape)).err().unwrap().to_string();
+        let err = Nng::publisher(&setup(shape)).err().unwrap().to_string();
         assert!(err.contains("no lossless broadcast"), "{err}");
         assert!(!Nng::info().capabilities.broadcast_lossless.is_yes());
-        std::fs::remove_dir_all(&dir).unwrap();
+        let err = Nng::stream(&setup(shape), Side::Accept).err().unwrap().to_string();
+        assert!(err.starts_with("nng: a stream endpoint was asked for Broadcast"), "{err}");
     }
 
     #[test]
     fn the_version_is_2_0() {
         assert!(Nng::info().version.starts_with("2.0.0 "), "{}", Nng::info().version);
+    }
+
+    // A socket sends any length: the contract's checks only.
+    #[test]
+    fn a_stream_and_round_trips_in_each_mode() {
+        for mode in Nng::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("nng-stream-{mode}"));
+            testing::stream_delivers::<Nng>(&Setup { mode, ..place.setup(Shape::Stream) }, 2000, || {});
+            let place = Scratch::new(&format!("nng-rtt-{mode}"));
+            testing::round_trips::<Nng>(&Setup { mode, ..place.setup(Shape::RoundTrip) }, 200);
+        }
+    }
+
+    #[test]
+    fn a_work_queue_2x2_and_a_service_2x2_over_the_mesh() {
+        let place = Scratch::new("nng-queue");
+        testing::queue_exactly_once::<Nng>(&place.setup(Shape::Queue { producers: 2, consumers: 2 }), 500);
+        let place = Scratch::new("nng-service");
+        let answered =
+            testing::service_replies::<Nng>(&place.setup(Shape::Service { clients: 2, servers: 2 }), 200);
+        assert_eq!(answered.iter().sum::<u64>(), 400, "each request answered once: {answered:?}");
     }
 }

@@ -23,9 +23,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
+    Tx, Unsupported, retry_until,
 };
+
+/// Measured waiting only: a blocking `read`.
+const MODES: &[RecvMode] = &[RecvMode::Waiting];
 
 /// FIFOs.
 pub struct Fifo;
@@ -127,7 +130,7 @@ impl Reading {
 fn open_writer(path: &Path, deadline: Instant) -> Result<File> {
     let c =
         CString::new(path.as_os_str().as_bytes()).map_err(|_| anyhow!("{} holds a NUL", path.display()))?;
-    loop {
+    let attempt = || {
         // SAFETY: a NUL-terminated path; the fd, if any, is owned by the File below.
         let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC) };
         if fd >= 0 {
@@ -138,18 +141,18 @@ fn open_writer(path: &Path, deadline: Instant) -> Result<File> {
             if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
                 bail!("making {} blocking: {}", path.display(), io::Error::last_os_error());
             }
-            return Ok(file);
+            return Ok(Ok(file));
         }
         let e = io::Error::last_os_error();
         let waiting = matches!(e.raw_os_error(), Some(libc::ENXIO) | Some(libc::ENOENT) | Some(libc::EINTR));
         if !waiting {
             bail!("opening {} to write: {e}", path.display());
         }
-        if Instant::now() >= deadline {
-            bail!("no reader opened {} in time (last attempt: {e})", path.display());
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
+        Ok(Err(e))
+    };
+    retry_until(deadline, Duration::from_millis(1), attempt, |e| {
+        anyhow!("no reader opened {} in time (last attempt: {e})", path.display())
+    })
 }
 
 /// The write end of a FIFO.
@@ -238,16 +241,10 @@ impl Library for Pipe {
                 let partial = names.with_extension("partial");
                 std::fs::write(&partial, line.join(" "))?;
                 std::fs::rename(&partial, &names)?;
-                while !opened.exists() {
-                    if Instant::now() >= deadline {
-                        bail!(
-                            "nobody opened the pipes named in {} within {:?}",
-                            names.display(),
-                            setup.timeout
-                        );
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+                let came = || Ok(if opened.exists() { Ok(()) } else { Err(()) });
+                retry_until(deadline, Duration::from_millis(1), came, |()| {
+                    anyhow!("nobody opened the pipes named in {} within {:?}", names.display(), setup.timeout)
+                })?;
                 // Their ends are theirs now: drop this side's copies.
                 drop(forth_w);
                 let tx = back.map(|(r, w)| {
@@ -257,15 +254,12 @@ impl Library for Pipe {
                 Ok(Opened::new(Pair { tx, rx: Some(Reader { file: forth_r, path: names }), keep: () }))
             }
             Side::Connect => {
-                let line = loop {
-                    match std::fs::read_to_string(&names) {
-                        Ok(line) => break line,
-                        Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-                        Err(e) => {
-                            bail!("no pipes named in {} within {:?}: {e}", names.display(), setup.timeout)
-                        }
-                    }
-                };
+                let line = retry_until(
+                    deadline,
+                    Duration::from_millis(1),
+                    || Ok(std::fs::read_to_string(&names)),
+                    |e| anyhow!("no pipes named in {} within {:?}: {e}", names.display(), setup.timeout),
+                )?;
                 let numbers: Vec<i32> =
                     line.split(' ').map(str::parse).collect::<Result<_, _>>().map_err(|_| {
                         anyhow!("{} holds {line:?}, not a pid and descriptors", names.display())
@@ -307,7 +301,7 @@ fn info(
         id,
         name,
         version: ipcbench_api::linux_version(),
-        modes: &[RecvMode::Waiting],
+        modes: MODES,
         capabilities: Capabilities {
             stream,
             round_trip,
@@ -338,14 +332,8 @@ fn pipe() -> Result<(File, File)> {
 
 /// Waiting only, a stream or a round trip: whether it is a round trip.
 fn check(setup: &Setup) -> Result<bool> {
-    if setup.mode != RecvMode::Waiting {
-        bail!("pipes and FIFOs are measured only with blocking reads (waiting), not {}", setup.mode);
-    }
-    match setup.shape {
-        Shape::Stream => Ok(false),
-        Shape::RoundTrip => Ok(true),
-        other => bail!("a stream endpoint was asked for {other:?}"),
-    }
+    setup.require_mode(MODES, "pipes and FIFOs are measured only with blocking reads (waiting)")?;
+    setup.stream_or_round_trip()
 }
 
 /// The kernel's default pipe buffer, read from a fresh pipe.
@@ -367,43 +355,26 @@ fn default_pipe_size() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
 
-    /// A stream of 100 messages over library `L`, both sides in this process.
-    fn carries_whole_messages_and_ends<L: Library<Stream = Channel>>(what: &str) {
-        let dir = std::env::temp_dir().join(format!("ipcbench-{what}-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let setup = Setup {
-            name: "t",
-            dir: &dir,
-            size: 16,
-            shape: Shape::Stream,
-            index: 0,
-            mode: RecvMode::Waiting,
-            timeout: Duration::from_secs(5),
-            batch: 1,
-        };
-        let receiver = std::thread::scope(|s| {
-            let r = s.spawn(|| L::stream(&setup, Side::Accept).map(|o| o.endpoint));
-            let mut tx = L::stream(&setup, Side::Connect).unwrap().endpoint;
-            let mut rx = r.join().unwrap().unwrap();
-            for i in 0..100u64 {
-                tx.send(&i.to_le_bytes().repeat(2)).unwrap();
-            }
-            drop(tx);
-            let mut buf = [0u8; 16];
-            for i in 0..100u64 {
-                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Message(16));
-                assert_eq!(buf[..8], i.to_le_bytes());
-            }
-            assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
-            rx
-        });
-        drop(receiver);
+    /// A stream and a round trip over library `L`, both sides in this process. A write takes any
+    /// length (the framing is the case's size): the contract's checks only.
+    fn carries_whole_messages_and_ends<L: Library>(what: &str) {
+        // A place each: a FIFO's or pipe's files are made once per name.
+        let place = Scratch::new(&format!("{what}-stream"));
+        testing::stream_delivers::<L>(&place.setup(Shape::Stream), 1000, || {});
+        let place = Scratch::new(&format!("{what}-rtt"));
+        testing::round_trips::<L>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 200);
         // Nobody comes: set-up gives up, naming the file.
-        let lonely = Setup { name: "u", timeout: Duration::from_millis(100), ..setup };
+        let place = Scratch::new(&format!("{what}-lonely"));
+        let lonely = Setup { timeout: Duration::from_millis(100), ..place.setup(Shape::Stream) };
         let e = L::stream(&lonely, Side::Accept).err().unwrap().to_string();
-        assert!(e.contains("u.forth") || e.contains("u.pipe"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
+        let name = &place.name;
+        assert!(e.contains(&format!("{name}.forth")) || e.contains(&format!("{name}.pipe")), "{e}");
+        let polling = Setup { mode: RecvMode::Polling, ..lonely };
+        let e = L::stream(&polling, Side::Connect).err().unwrap().to_string();
+        assert_eq!(e, "pipes and FIFOs are measured only with blocking reads (waiting), not polling");
     }
 
     #[test]

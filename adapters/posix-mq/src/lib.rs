@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
+    Tx, Unsupported, retry_until,
 };
 
 /// POSIX message queues.
@@ -35,6 +35,10 @@ pub type Channel = Pair<Sender, Receiver, ()>;
 /// Where the system's limits for unprivileged queues are read.
 const MSG_MAX: &str = "/proc/sys/fs/mqueue/msg_max";
 const MSGSIZE_MAX: &str = "/proc/sys/fs/mqueue/msgsize_max";
+
+/// Measured waiting only: `mq_receive` blocks.
+const MODES: &[RecvMode] = &[RecvMode::Waiting];
+const MEASURED: &str = "posix-mq is measured only with blocking receives (waiting)";
 
 fn limit(path: &str) -> Result<usize> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow!("reading {path}: {e}"))?;
@@ -59,7 +63,7 @@ impl Library for PosixMq {
             id: "posix-mq",
             name: "POSIX message queues",
             version: ipcbench_api::linux_version(),
-            modes: &[RecvMode::Waiting],
+            modes: MODES,
             capabilities: Capabilities {
                 stream: Support::Yes("one queue; mq_send and a blocking mq_receive"),
                 round_trip: Support::Yes("two queues, one each way"),
@@ -96,14 +100,8 @@ impl Library for PosixMq {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        if setup.mode != RecvMode::Waiting {
-            bail!("posix-mq is measured only with blocking receives (waiting), not {}", setup.mode);
-        }
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("a stream endpoint was asked for {other:?}"),
-        };
+        setup.require_mode(MODES, MEASURED)?;
+        let round_trip = setup.stream_or_round_trip()?;
         let [forth, back, _] = names(setup.name);
         let deadline = Instant::now() + setup.timeout;
         let pair = match side {
@@ -164,13 +162,10 @@ impl Library for PosixMq {
 }
 
 fn check_queue(setup: &Setup, role: &str) -> Result<(usize, usize)> {
-    if setup.mode != RecvMode::Waiting {
-        bail!("posix-mq is measured only with blocking receives (waiting), not {}", setup.mode);
-    }
+    setup.require_mode(MODES, MEASURED)?;
     setup.queue(role)
 }
 
-/// A stream's two queues and a work queue's one.
 /// The queues a trial may make: a stream's two, a work queue's one. Public so that the harness's
 /// tests can check that none outlives its trial (/dev/mqueue, which would list them, is not
 /// always mounted).
@@ -233,7 +228,7 @@ impl Queue {
     /// Opens a queue the peer creates, retrying while it is not there yet.
     fn open(name: &str, access: libc::c_int, size: usize, deadline: Instant) -> Result<Queue> {
         let c = CString::new(name).map_err(|_| anyhow!("queue name {name:?} holds a NUL"))?;
-        loop {
+        let attempt = || {
             // SAFETY: a NUL-terminated name.
             let mqd = unsafe { libc::mq_open(c.as_ptr(), access | libc::O_CLOEXEC) };
             if mqd >= 0 {
@@ -247,17 +242,17 @@ impl Queue {
                 if attr.mq_msgsize as usize != size {
                     bail!("{name} carries messages of {} bytes, not the case's {size}", attr.mq_msgsize);
                 }
-                return Ok(queue);
+                return Ok(Ok(queue));
             }
             let e = io::Error::last_os_error();
             if !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) {
                 bail!("mq_open({name}): {e}");
             }
-            if Instant::now() >= deadline {
-                bail!("no queue {name} was created in time (last attempt: {e})");
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            Ok(Err(e))
+        };
+        retry_until(deadline, Duration::from_millis(1), attempt, |e| {
+            anyhow!("no queue {name} was created in time (last attempt: {e})")
+        })
     }
 }
 
@@ -397,21 +392,8 @@ impl Rx for Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::testing;
-    use std::path::Path;
-
-    fn setup<'a>(name: &'a str, size: usize, shape: Shape) -> Setup<'a> {
-        Setup {
-            name,
-            dir: Path::new("/nonexistent"),
-            size,
-            shape,
-            index: 0,
-            mode: RecvMode::Waiting,
-            timeout: Duration::from_secs(5),
-            batch: 1,
-        }
-    }
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
 
     fn exists(name: &str) -> bool {
         let c = CString::new(name).unwrap();
@@ -435,43 +417,55 @@ mod tests {
 
     #[test]
     fn a_stream_ends_after_its_last_message_and_leaves_no_queue() {
-        let name = format!("ipcbench-mq-test-{}-stream", std::process::id());
+        let place = Scratch::new("mq-stream");
+        let name = &place.name;
         let gone = || assert!(!exists(&format!("/{name}.forth")), "the name outlived the set-up");
-        testing::stream_in_order::<PosixMq>(&setup(&name, 64, Shape::Stream), 1000, gone);
+        testing::stream_in_order::<PosixMq>(&Setup { size: 64, ..place.setup(Shape::Stream) }, 1000, gone);
     }
 
     #[test]
     fn round_trip_over_two_queues() {
-        let name = format!("ipcbench-mq-test-{}-rtt", std::process::id());
-        testing::round_trips::<PosixMq>(&setup(&name, 1024, Shape::RoundTrip), 200);
-        assert!(!exists(&format!("/{name}.back")));
+        let place = Scratch::new("mq-rtt");
+        testing::round_trips::<PosixMq>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 200);
+        assert!(!exists(&format!("/{}.back", place.name)));
     }
 
     #[test]
     fn a_work_queue_4x2_hands_each_message_to_one_consumer() {
-        let name = format!("ipcbench-mq-test-{}-queue", std::process::id());
+        let place = Scratch::new("mq-queue");
         testing::queue_exactly_once::<PosixMq>(
-            &setup(&name, 16, Shape::Queue { producers: 4, consumers: 2 }),
+            &place.setup(Shape::Queue { producers: 4, consumers: 2 }),
             500,
         );
-        assert!(!exists(&format!("/{name}.queue")));
+        assert!(!exists(&format!("/{}.queue", place.name)));
     }
 
     #[test]
     fn a_missing_queue_times_out_with_its_name() {
-        let name = format!("ipcbench-mq-test-{}-missing", std::process::id());
-        let mut st = setup(&name, 16, Shape::Stream);
-        st.timeout = Duration::from_millis(20);
+        let place = Scratch::new("mq-missing");
+        let st = Setup { timeout: Duration::from_millis(20), ..place.setup(Shape::Stream) };
         let err = PosixMq::stream(&st, Side::Connect).err().unwrap().to_string();
-        assert!(err.contains(&format!("no queue /{name}.forth was created in time")), "{err}");
+        assert!(err.contains(&format!("no queue /{}.forth was created in time", place.name)), "{err}");
+    }
+
+    #[test]
+    fn polling_is_refused() {
+        let place = Scratch::new("mq-polling");
+        let st = Setup { mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
+        let err = PosixMq::stream(&st, Side::Accept).err().unwrap().to_string();
+        assert_eq!(err, "posix-mq is measured only with blocking receives (waiting), not polling");
+        assert!(
+            PosixMq::consumer(&Setup { shape: Shape::Queue { producers: 1, consumers: 1 }, ..st }).is_err()
+        );
     }
 
     #[test]
     fn remove_unlinks_a_left_over_queue() {
-        let name = format!("ipcbench-mq-test-{}-left", std::process::id());
-        let rx = PosixMq::stream(&setup(&name, 16, Shape::Stream), Side::Accept).unwrap();
+        let place = Scratch::new("mq-left");
+        let name = &place.name;
+        let rx = PosixMq::stream(&place.setup(Shape::Stream), Side::Accept).unwrap();
         assert!(exists(&format!("/{name}.forth")));
-        remove(&name);
+        remove(name);
         assert!(!exists(&format!("/{name}.forth")));
         drop(rx);
     }

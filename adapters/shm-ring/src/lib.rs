@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
+    Tx, Unsupported, retry_until,
 };
 
 /// The control.
@@ -33,6 +33,8 @@ const RING_BYTES: usize = 1 << 18;
 const LINE: usize = 128;
 const HEADER: usize = 4 * LINE;
 const MAGIC: u64 = 0x6970_6362_7269_6e67; // "ipcbring"
+/// Polling only: the receiver spins on the head.
+const MODES: &[RecvMode] = &[RecvMode::Polling];
 
 /// A stream side: the ring it sends on, the ring it receives from.
 pub type Channel = Pair<Producer, ConsumerEnd, ()>;
@@ -51,7 +53,7 @@ impl Library for ShmRing {
             id: "shm-ring",
             name: "shared-memory ring (the control)",
             version: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
-            modes: &[RecvMode::Polling],
+            modes: MODES,
             capabilities: Capabilities {
                 stream: Support::Yes("one SPSC ring of fixed-size slots in /dev/shm; the receiver spins"),
                 round_trip: Support::Yes("two rings, one each way"),
@@ -76,14 +78,8 @@ impl Library for ShmRing {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        if setup.mode != RecvMode::Polling {
-            bail!("the control's receiver spins: it is measured polling only, not {}", setup.mode);
-        }
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("a stream endpoint was asked for {other:?}"),
-        };
+        setup.require_mode(MODES, "the control's receiver spins: it is measured polling only")?;
+        let round_trip = setup.stream_or_round_trip()?;
         let path = |what: &str| PathBuf::from(format!("/dev/shm/{}-ring-{what}", setup.name));
         let pair = match side {
             Side::Accept => {
@@ -170,21 +166,20 @@ impl Ring {
 
     fn open(path: PathBuf, size: usize, timeout: Duration) -> Result<Ring> {
         let (slots, len) = Ring::geometry(size)?;
-        let deadline = Instant::now() + timeout;
-        loop {
+        let attempt = || {
             if let Ok(file) = OpenOptions::new().read(true).write(true).open(&path)
                 && file.metadata().is_ok_and(|m| m.len() == len as u64)
             {
                 let ring = Ring::map(&file, len, size, slots)?;
                 if ring.word(READY).load(Ordering::Acquire) == MAGIC {
-                    return Ok(ring);
+                    return Ok(Ok(ring));
                 }
             }
-            if Instant::now() >= deadline {
-                bail!("no ring of {len} bytes ready at {} within {timeout:?}", path.display());
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            Ok(Err(()))
+        };
+        retry_until(Instant::now() + timeout, Duration::from_millis(1), attempt, |()| {
+            anyhow!("no ring of {len} bytes ready at {} within {timeout:?}", path.display())
+        })
     }
 
     fn map(file: &std::fs::File, len: usize, slot: usize, slots: usize) -> Result<Ring> {
@@ -233,14 +228,10 @@ impl Ring {
 
     /// The accepting side: waits until the peer has mapped the rings.
     fn wait_for_peer(&self, timeout: Duration) -> Result<()> {
-        let deadline = Instant::now() + timeout;
-        while self.word(PEER).load(Ordering::Acquire) == 0 {
-            if Instant::now() >= deadline {
-                bail!("nobody mapped the ring within {timeout:?}");
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+        let peer = || Ok(if self.word(PEER).load(Ordering::Acquire) == 0 { Err(()) } else { Ok(()) });
+        retry_until(Instant::now() + timeout, Duration::from_millis(1), peer, |()| {
+            anyhow!("nobody mapped the ring within {timeout:?}")
+        })
     }
 }
 
@@ -322,6 +313,25 @@ impl Rx for ConsumerEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
+
+    #[test]
+    fn a_stream_arrives_in_order_then_ends_and_leaves_no_file() {
+        let place = Scratch::new("ring-stream");
+        let setup = Setup { size: 64, mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
+        testing::stream_in_order::<ShmRing>(&setup, 20_000, || {});
+        assert!(!PathBuf::from(format!("/dev/shm/{}-ring-forth", place.name)).exists());
+    }
+
+    #[test]
+    fn round_trips_answer_each_request_and_waiting_is_refused() {
+        let place = Scratch::new("ring-rtt");
+        let setup = Setup { size: 1024, mode: RecvMode::Polling, ..place.setup(Shape::RoundTrip) };
+        testing::round_trips::<ShmRing>(&setup, 300);
+        let e = ShmRing::stream(&place.setup(Shape::Stream), Side::Accept).err().unwrap().to_string();
+        assert_eq!(e, "the control's receiver spins: it is measured polling only, not waiting");
+    }
 
     #[test]
     fn slots_are_a_power_of_two_within_the_ring() {

@@ -24,13 +24,12 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported,
+    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side, Support, Tx,
+    Unsupported, retry_until,
 };
 
 /// One library per transport; everything but the transport is shared.
@@ -84,6 +83,8 @@ socket_library!(
 );
 
 const FRAMING: &str = "fixed-size messages of the case's size, no length prefix";
+/// Measured waiting only: blocking reads (see the README).
+const MODES: &[RecvMode] = &[RecvMode::Waiting];
 
 /// What the socket libraries have and lack; they differ in how a connection is made and framed.
 fn info(t: Transport) -> LibraryInfo {
@@ -131,7 +132,7 @@ fn info(t: Transport) -> LibraryInfo {
         id,
         name,
         version: ipcbench_api::linux_version(),
-        modes: &[RecvMode::Waiting],
+        modes: MODES,
         capabilities: Capabilities {
             stream: Support::Yes(stream),
             round_trip: Support::Yes("the same connection both ways"),
@@ -209,9 +210,7 @@ impl Transport {
 
 fn open_stream(t: Transport, setup: &Setup, side: Side) -> Result<Opened<Connection>> {
     check_common(t, setup)?;
-    if !matches!(setup.shape, Shape::Stream | Shape::RoundTrip) {
-        bail!("{}: a stream endpoint was asked for {:?}", t.id(), setup.shape);
-    }
+    setup.stream_or_round_trip().map_err(|e| anyhow!("{}: {e}", t.id()))?;
     let path = t.rendezvous(setup, setup.name)?;
     let stream = match side {
         Side::Accept => {
@@ -305,9 +304,8 @@ fn open_server(t: Transport, setup: &Setup) -> Result<Opened<Server>> {
 }
 
 fn check_common(t: Transport, setup: &Setup) -> Result<()> {
-    if setup.mode != RecvMode::Waiting {
-        bail!("{} is measured only with blocking receives (waiting), not {}", t.id(), setup.mode);
-    }
+    setup
+        .require_mode(MODES, format_args!("{} is measured only with blocking receives (waiting)", t.id()))?;
     if setup.size == 0 {
         bail!("{}: messages of 0 bytes can't be framed by size", t.id());
     }
@@ -422,28 +420,25 @@ impl Drop for Listening {
 
 /// Connects to `path`, retrying every millisecond while nothing listens there yet.
 fn connect(path: &Path, timeout: Duration) -> Result<UnixStream> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        // std's connect calls socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC) and connect.
-        match UnixStream::connect(path) {
-            Ok(stream) => return Ok(stream),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound
-                        | io::ErrorKind::ConnectionRefused
-                        | io::ErrorKind::WouldBlock
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
-                if Instant::now() >= deadline {
-                    bail!("could not connect to {} within {timeout:?} (last attempt: {e})", path.display());
-                }
-                thread::sleep(Duration::from_millis(1));
-            }
-            Err(e) => bail!("connect to {}: {e}", path.display()),
+    // std's connect calls socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC) and connect.
+    let attempt = || match UnixStream::connect(path) {
+        Ok(stream) => Ok(Ok(stream)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound
+                    | io::ErrorKind::ConnectionRefused
+                    | io::ErrorKind::WouldBlock
+                    | io::ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(Err(e))
         }
-    }
+        Err(e) => bail!("connect to {}: {e}", path.display()),
+    };
+    retry_until(Instant::now() + timeout, Duration::from_millis(1), attempt, |e| {
+        anyhow!("could not connect to {} within {timeout:?} (last attempt: {e})", path.display())
+    })
 }
 
 fn seqpacket_socket() -> io::Result<OwnedFd> {
@@ -476,49 +471,37 @@ fn sockaddr(path: &Path) -> Result<(libc::sockaddr_un, libc::socklen_t)> {
 /// As `connect`, for `SOCK_SEQPACKET`.
 fn connect_seqpacket(path: &Path, timeout: Duration) -> Result<OwnedFd> {
     let (addr, len) = sockaddr(path)?;
-    let deadline = Instant::now() + timeout;
-    loop {
+    let attempt = || {
         let fd = seqpacket_socket().map_err(|e| anyhow!("socket(AF_UNIX, SOCK_SEQPACKET): {e}"))?;
         // SAFETY: `addr` is a valid sockaddr_un of `len` bytes; `fd` is open.
         let r = unsafe { libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) };
         if r == 0 {
-            return Ok(fd);
+            return Ok(Ok(fd));
         }
         let e = io::Error::last_os_error();
         match e.raw_os_error() {
-            Some(libc::ENOENT | libc::ECONNREFUSED | libc::EAGAIN | libc::EINTR) => {
-                if Instant::now() >= deadline {
-                    bail!("could not connect to {} within {timeout:?} (last attempt: {e})", path.display());
-                }
-                thread::sleep(Duration::from_millis(1));
-            }
+            Some(libc::ENOENT | libc::ECONNREFUSED | libc::EAGAIN | libc::EINTR) => Ok(Err(e)),
             _ => bail!("connect to {}: {e}", path.display()),
         }
-    }
+    };
+    retry_until(Instant::now() + timeout, Duration::from_millis(1), attempt, |e| {
+        anyhow!("could not connect to {} within {timeout:?} (last attempt: {e})", path.display())
+    })
 }
 
 /// Connects to the port named in `path` on 127.0.0.1, waiting for the file and the listener.
 fn connect_tcp(path: &Path, timeout: Duration) -> Result<OwnedFd> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let attempt = std::fs::read_to_string(path)
+    let attempt = || {
+        Ok(std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|p| p.trim().parse::<u16>().map_err(|e| e.to_string()))
-            .and_then(|port| TcpStream::connect((Ipv4Addr::LOCALHOST, port)).map_err(|e| e.to_string()));
-        match attempt {
-            Ok(stream) => {
-                stream.set_nodelay(true).map_err(|e| anyhow!("TCP_NODELAY on {}: {e}", path.display()))?;
-                return Ok(stream.into());
-            }
-            Err(e) if Instant::now() >= deadline => {
-                bail!(
-                    "could not connect to the port in {} within {timeout:?} (last attempt: {e})",
-                    path.display()
-                )
-            }
-            Err(_) => thread::sleep(Duration::from_millis(1)),
-        }
-    }
+            .and_then(|port| TcpStream::connect((Ipv4Addr::LOCALHOST, port)).map_err(|e| e.to_string())))
+    };
+    let stream = retry_until(Instant::now() + timeout, Duration::from_millis(1), attempt, |e| {
+        anyhow!("could not connect to the port in {} within {timeout:?} (last attempt: {e})", path.display())
+    })?;
+    stream.set_nodelay(true).map_err(|e| anyhow!("TCP_NODELAY on {}: {e}", path.display()))?;
+    Ok(stream.into())
 }
 
 /// Writes all of `msg` to `fd`.
@@ -805,42 +788,12 @@ fn default_buffer_sizes(t: Transport) -> Result<(usize, usize), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
     use std::io::Write;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::thread;
 
     const TIMEOUT: Duration = Duration::from_secs(5);
-
-    /// A directory of the test's own under the system's temp dir, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(test: &str) -> TempDir {
-            static COUNT: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNT.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!("ipcbench-uds-{}-{n}-{test}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn setup<'a>(dir: &'a Path, size: usize, shape: Shape, index: usize) -> Setup<'a> {
-        Setup { name: "t", dir, size, shape, index, mode: RecvMode::Waiting, timeout: TIMEOUT, batch: 1 }
-    }
-
-    /// Message `seq` of sender `from`: both numbers, then a pattern from them.
-    fn fill(buf: &mut [u8], from: u64, seq: u64) {
-        buf[..8].copy_from_slice(&from.to_le_bytes());
-        buf[8..16].copy_from_slice(&seq.to_le_bytes());
-        for (i, b) in buf[16..].iter_mut().enumerate() {
-            *b = (from as usize * 31 + seq as usize * 7 + i) as u8;
-        }
-    }
 
     #[test]
     fn info_is_filled() {
@@ -855,169 +808,79 @@ mod tests {
         assert!(!info.capabilities.queue.is_yes());
     }
 
+    /// 1000 messages in order, then the end; the rendezvous file is gone after set-up.
+    fn stream_of_1000<L: Library>(what: &str) {
+        let place = Scratch::new(what);
+        testing::stream_in_order::<L>(&place.setup(Shape::Stream), 1000, || {});
+        assert_eq!(std::fs::read_dir(&place.dir).unwrap().count(), 0, "a rendezvous file was left");
+    }
+
     #[test]
     fn stream_of_1000_messages() {
-        stream_of_1000::<Uds>();
+        stream_of_1000::<Uds>("uds-stream");
     }
 
     #[test]
     fn seqpacket_stream_of_1000_messages() {
-        stream_of_1000::<Seqpacket>();
+        stream_of_1000::<Seqpacket>("seqp-stream");
     }
 
-    fn stream_of_1000<L: Library<Stream = Connection>>() {
-        let dir = TempDir::new("stream");
-        let d = dir.0.as_path();
-        thread::scope(|s| {
-            let rx = s.spawn(|| {
-                let mut rx = L::stream(&setup(d, 16, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
-                // The file is gone once the connection is accepted.
-                assert!(!d.join("t.sock").exists());
-                let mut buf = [0u8; 64];
-                let mut want = [0u8; 16];
-                for seq in 0..1000 {
-                    assert_eq!(rx.recv(&mut buf).unwrap(), Received::Message(16));
-                    fill(&mut want, 0, seq);
-                    assert_eq!(buf[..16], want, "message {seq}");
-                }
-                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
-                assert_eq!(rx.recv(&mut buf).unwrap(), Received::Closed);
-            });
-            let mut tx = L::stream(&setup(d, 16, Shape::Stream, 0), Side::Connect).unwrap().endpoint;
-            let mut msg = [0u8; 16];
-            for seq in 0..1000 {
-                fill(&mut msg, 0, seq);
-                tx.send(&msg).unwrap();
-            }
-            assert!(tx.send(&[0u8; 17]).is_err());
-            drop(tx);
-            rx.join().unwrap();
-        });
+    #[test]
+    fn tcp_stream_of_1000_messages() {
+        stream_of_1000::<Tcp>("tcp-stream");
     }
 
     #[test]
     fn round_trip() {
-        let dir = TempDir::new("roundtrip");
-        let d = dir.0.as_path();
-        let size = 1000;
-        thread::scope(|s| {
-            // The client starts first: connect retries until the acceptor listens.
-            let client = s.spawn(|| {
-                let mut c =
-                    Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Connect).unwrap().endpoint;
-                let mut req = vec![0u8; size];
-                let mut rep = vec![0u8; size];
-                for seq in 0..200 {
-                    fill(&mut req, 1, seq);
-                    c.send(&req).unwrap();
-                    assert_eq!(c.recv(&mut rep).unwrap(), Received::Message(size));
-                    assert_eq!(rep, req);
-                }
-            });
-            thread::sleep(Duration::from_millis(5));
-            let mut server =
-                Uds::stream(&setup(d, size, Shape::RoundTrip, 0), Side::Accept).unwrap().endpoint;
-            let mut buf = vec![0u8; size];
-            let mut n = 0;
-            while let Received::Message(len) = server.recv(&mut buf).unwrap() {
-                server.send(&buf[..len]).unwrap();
-                n += 1;
-            }
-            assert_eq!(n, 200);
-            client.join().unwrap();
-        });
+        let place = Scratch::new("uds-rtt");
+        testing::round_trips::<Uds>(&Setup { size: 1000, ..place.setup(Shape::RoundTrip) }, 200);
     }
 
-    fn service<L: Library<Server = Server, Client = Connection>>(clients: usize, servers: usize) {
-        let dir = TempDir::new(&format!("service{clients}x{servers}"));
-        let d = dir.0.as_path();
-        let size = 64;
+    /// Client `j` goes to server `j % servers`: each server answers exactly its clients' requests.
+    fn service<L: Library>(what: &str, clients: usize, servers: usize) {
+        let place = Scratch::new(what);
         let per_client = 300u64;
         let shape = Shape::Service { clients, servers };
-        thread::scope(|s| {
-            let server_threads: Vec<_> = (0..servers)
-                .map(|i| {
-                    s.spawn(move || {
-                        let mut sv = L::server(&setup(d, size, shape, i)).unwrap().endpoint;
-                        let mut buf = vec![0u8; size];
-                        let mut n = 0u64;
-                        loop {
-                            match sv.recv(&mut buf).unwrap() {
-                                Received::Message(len) => {
-                                    assert_eq!(len, size);
-                                    let from = u64::from_le_bytes(buf[..8].try_into().unwrap());
-                                    assert_eq!(from as usize % servers, i);
-                                    sv.send(&buf[..len]).unwrap();
-                                    n += 1;
-                                }
-                                Received::Closed => break,
-                                other => panic!("{other:?}"),
-                            }
-                        }
-                        assert_eq!(sv.recv(&mut buf).unwrap(), Received::Closed);
-                        n
-                    })
-                })
-                .collect();
-            let client_threads: Vec<_> = (0..clients)
-                .map(|j| {
-                    s.spawn(move || {
-                        let mut c = L::client(&setup(d, size, shape, j)).unwrap().endpoint;
-                        let mut req = vec![0u8; size];
-                        let mut rep = vec![0u8; size];
-                        for seq in 0..per_client {
-                            fill(&mut req, j as u64, seq);
-                            c.send(&req).unwrap();
-                            assert_eq!(c.recv(&mut rep).unwrap(), Received::Message(size));
-                            assert_eq!(rep, req, "client {j} request {seq}");
-                        }
-                    })
-                })
-                .collect();
-            for c in client_threads {
-                c.join().unwrap();
-            }
-            for (i, t) in server_threads.into_iter().enumerate() {
-                let mine = (0..clients).filter(|j| j % servers == i).count() as u64;
-                assert_eq!(t.join().unwrap(), mine * per_client, "server {i}");
-            }
-        });
+        let answered = testing::service_replies::<L>(&Setup { size: 64, ..place.setup(shape) }, per_client);
+        for (i, n) in answered.into_iter().enumerate() {
+            let mine = (0..clients).filter(|j| j % servers == i).count() as u64;
+            assert_eq!(n, mine * per_client, "server {i}");
+        }
         // Every socket file was unlinked.
-        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(&place.dir).unwrap().count(), 0);
     }
 
     #[test]
     fn service_4_clients_1_server() {
-        service::<Uds>(4, 1);
+        service::<Uds>("uds-4c1s", 4, 1);
     }
 
     #[test]
     fn service_4_clients_2_servers() {
-        service::<Uds>(4, 2);
+        service::<Uds>("uds-4c2s", 4, 2);
     }
 
     #[test]
     fn tcp_service_4_clients_2_servers() {
-        service::<Tcp>(4, 2);
+        service::<Tcp>("tcp-4c2s", 4, 2);
     }
 
     #[test]
     fn seqpacket_service_4_clients_2_servers() {
-        service::<Seqpacket>(4, 2);
+        service::<Seqpacket>("seqp-4c2s", 4, 2);
     }
 
     #[test]
     fn a_packet_of_another_length_is_an_error() {
-        let dir = TempDir::new("packet");
-        let d = dir.0.as_path();
+        let place = Scratch::new("seqp-packet");
+        let st = Setup { size: 32, ..place.setup(Shape::Stream) };
         thread::scope(|s| {
             let rx = s.spawn(|| {
-                let mut rx =
-                    Seqpacket::stream(&setup(d, 32, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
+                let mut rx = Seqpacket::stream(&st, Side::Accept).unwrap().endpoint;
                 let mut buf = [0u8; 64];
                 rx.recv(&mut buf).err().unwrap().to_string()
             });
-            let raw = connect_seqpacket(&d.join("t.sock"), TIMEOUT).unwrap();
+            let raw = connect_seqpacket(&place.dir.join(format!("{}.sock", place.name)), TIMEOUT).unwrap();
             // One packet of 16 bytes, where a message is 32: a byte stream's reader would wait for
             // 16 more; a seqpacket receive returns the packet, and its length is the error. (One
             // packet only: the receiver closes after the error, so a second write could fail.)
@@ -1031,52 +894,50 @@ mod tests {
 
     #[test]
     fn connect_times_out_naming_the_path() {
-        let dir = TempDir::new("timeout");
-        let mut st = setup(&dir.0, 16, Shape::Stream, 0);
-        st.timeout = Duration::from_millis(30);
+        let place = Scratch::new("uds-timeout");
+        let st = Setup { timeout: Duration::from_millis(30), ..place.setup(Shape::Stream) };
         let err = Uds::stream(&st, Side::Connect).err().unwrap().to_string();
-        let path = dir.0.join("t.sock");
+        let path = place.dir.join(format!("{}.sock", place.name));
         assert!(err.contains(&path.display().to_string()), "{err}");
         assert!(err.contains("could not connect"), "{err}");
     }
 
     #[test]
     fn accept_times_out_naming_the_path() {
-        let dir = TempDir::new("accept-timeout");
-        let mut st = setup(&dir.0, 16, Shape::Stream, 0);
-        st.timeout = Duration::from_millis(30);
+        let place = Scratch::new("uds-accept-timeout");
+        let st = Setup { timeout: Duration::from_millis(30), ..place.setup(Shape::Stream) };
         let err = Uds::stream(&st, Side::Accept).err().unwrap().to_string();
-        let path = dir.0.join("t.sock");
+        let path = place.dir.join(format!("{}.sock", place.name));
         assert!(err.contains(&format!("no client connected to {}", path.display())), "{err}");
         assert!(!path.exists(), "the socket file was left behind");
     }
 
     #[test]
     fn path_too_long() {
-        let dir = TempDir::new("long");
-        let long = dir.0.join("x".repeat(120));
-        let st = setup(&long, 16, Shape::Stream, 0);
+        let place = Scratch::new("uds-long");
+        let long = place.dir.join("x".repeat(120));
+        let st = Setup { dir: &long, ..place.setup(Shape::Stream) };
         for side in [Side::Accept, Side::Connect] {
             let err = Uds::stream(&st, side).err().unwrap().to_string();
             assert!(err.contains("too long for a Unix socket"), "{err}");
             assert!(err.contains("108"), "{err}");
         }
-        let st = setup(&long, 16, Shape::Service { clients: 1, servers: 1 }, 0);
+        let st = Setup { shape: Shape::Service { clients: 1, servers: 1 }, ..st };
         assert!(Uds::server(&st).is_err());
         assert!(Uds::client(&st).is_err());
     }
 
     #[test]
     fn eof_inside_a_message_is_an_error() {
-        let dir = TempDir::new("partial");
-        let d = dir.0.as_path();
+        let place = Scratch::new("uds-partial");
+        let st = Setup { size: 32, ..place.setup(Shape::Stream) };
         thread::scope(|s| {
             let rx = s.spawn(|| {
-                let mut rx = Uds::stream(&setup(d, 32, Shape::Stream, 0), Side::Accept).unwrap().endpoint;
+                let mut rx = Uds::stream(&st, Side::Accept).unwrap().endpoint;
                 let mut buf = [0u8; 32];
                 rx.recv(&mut buf).err().unwrap().to_string()
             });
-            let mut raw = connect(&d.join("t.sock"), TIMEOUT).unwrap();
+            let mut raw = connect(&place.dir.join(format!("{}.sock", place.name)), TIMEOUT).unwrap();
             raw.write_all(&[1u8; 10]).unwrap();
             drop(raw);
             let err = rx.join().unwrap();
@@ -1085,10 +946,13 @@ mod tests {
     }
 
     #[test]
-    fn polling_is_refused() {
-        let dir = TempDir::new("polling");
-        let mut st = setup(&dir.0, 16, Shape::Stream, 0);
-        st.mode = RecvMode::Polling;
-        assert!(Uds::stream(&st, Side::Connect).is_err());
+    fn polling_and_other_shapes_are_refused() {
+        let place = Scratch::new("uds-refused");
+        let st = Setup { mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
+        let err = Uds::stream(&st, Side::Connect).err().unwrap().to_string();
+        assert_eq!(err, "uds is measured only with blocking receives (waiting), not polling");
+        let st = place.setup(Shape::Queue { producers: 1, consumers: 1 });
+        let err = Tcp::stream(&st, Side::Connect).err().unwrap().to_string();
+        assert_eq!(err, "tcp: a stream endpoint was asked for Queue { producers: 1, consumers: 1 }");
     }
 }

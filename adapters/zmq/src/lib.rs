@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
+    Capabilities, Library, LibraryInfo, Member, Mesh, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
     Support, Tx,
 };
 
@@ -78,11 +78,7 @@ impl Library for Zmq {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
-        let round_trip = match setup.shape {
-            Shape::Stream => false,
-            Shape::RoundTrip => true,
-            other => bail!("zmq: a stream endpoint was asked for {other:?}"),
-        };
+        let round_trip = setup.stream_or_round_trip().map_err(|e| anyhow!("zmq: {e}"))?;
         let at = endpoint(setup, "stream")?;
         Ok(Opened::new(match (side, round_trip) {
             (Side::Accept, false) => Endpoint::bound(setup, zmq::PULL, &at, 1)?,
@@ -134,32 +130,26 @@ impl Library for Zmq {
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let (_, consumers) = setup.queue("producer")?;
-        let all =
-            (0..consumers).map(|c| endpoint(setup, &format!("queue-c{c}"))).collect::<Result<Vec<_>>>()?;
-        Ok(Opened::new(Endpoint::connected(setup, zmq::PUSH, &all)?))
+        Ok(Opened::new(meshed(setup, Member::Producer, zmq::PUSH)?))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let (producers, _) = setup.queue("consumer")?;
-        let at = endpoint(setup, &format!("queue-c{}", setup.index))?;
-        Ok(Opened::new(Endpoint::bound(setup, zmq::PULL, &at, producers)?))
+        Ok(Opened::new(meshed(setup, Member::Consumer, zmq::PULL)?))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
-        let (_, servers) = setup.service("client")?;
-        let all =
-            (0..servers).map(|s| endpoint(setup, &format!("service-s{s}"))).collect::<Result<Vec<_>>>()?;
-        let mut e = Endpoint::connected(setup, zmq::REQ, &all)?;
+        let mut e = meshed(setup, Member::Client, zmq::REQ)?;
         // A client's requests are all answered when it closes: nothing to end.
         e.ending = None;
         Ok(Opened::new(e))
     }
 
     fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
-        setup.service("server")?;
-        let at = endpoint(setup, &format!("service-s{}", setup.index))?;
-        // Its one sender of an end marker is its owner handle, below.
+        let Mesh::Bind { path, .. } = setup.mesh(Member::Server, "zmq")? else {
+            bail!("zmq: a server binds")
+        };
+        let at = address(&path)?;
+        // Its one sender of an end marker is its owner handle, below (a client sends none).
         let e = Endpoint::bound(setup, zmq::REP, &at, 1)?;
         let stopper = Stopper { context: e.context.clone(), at, timeout: setup.timeout };
         Ok(Opened { endpoint: e, owner: Some(Box::new(stopper)) })
@@ -168,8 +158,23 @@ impl Library for Zmq {
 
 /// The `ipc://` address of one bound socket of this trial.
 fn endpoint(setup: &Setup, what: &str) -> Result<String> {
-    let path = setup.socket_path(&format!("zmq-{what}"))?;
+    address(&setup.socket_path(&format!("zmq-{what}"))?)
+}
+
+fn address(path: &std::path::Path) -> Result<String> {
     Ok(format!("ipc://{}", path.to_str().ok_or_else(|| anyhow!("{} is not UTF-8", path.display()))?))
+}
+
+/// A producer, consumer or client, wired as `Setup::mesh` says: a consumer binds, done when its
+/// producers have ended; a producer or client connects to every consumer or server.
+fn meshed(setup: &Setup, member: Member, kind: zmq::SocketType) -> Result<Endpoint> {
+    match setup.mesh(member, "zmq")? {
+        Mesh::Bind { path, peers } => Endpoint::bound(setup, kind, &address(&path)?, peers),
+        Mesh::Connect(paths) => {
+            let all = paths.iter().map(|p| address(p)).collect::<Result<Vec<_>>>()?;
+            Endpoint::connected(setup, kind, &all)
+        }
+    }
 }
 
 fn set_int(socket: &mut zmq::Socket, option: u32, value: i32) -> Result<()> {
@@ -426,34 +431,33 @@ impl Drop for Stopper {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipcbench_api::Shape;
+    use ipcbench_api::testing::{self, Scratch};
 
-    fn setup(dir: &std::path::Path, shape: Shape) -> Setup<'_> {
-        Setup {
-            name: "t",
-            dir,
-            size: 16,
-            shape,
-            index: 0,
-            mode: RecvMode::Waiting,
-            timeout: Duration::from_millis(200),
-            batch: 1,
+    #[test]
+    fn broadcasts_reach_every_subscriber_in_order() {
+        for lossy in [false, true] {
+            let place = Scratch::new(&format!("zmq-bcast-{lossy}"));
+            let shape = Shape::Broadcast { lossy, subscribers: 2 };
+            testing::broadcast_in_order::<Zmq>(&place.setup(shape), 5000);
         }
     }
 
     #[test]
     fn a_sender_with_no_receiver_fails_its_set_up_naming_the_address() {
-        let dir = std::env::temp_dir().join(format!("ipcbench-zmq-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let place = Scratch::new("zmq-lonely");
+        let setup = |shape| Setup { timeout: Duration::from_millis(200), ..place.setup(shape) };
         let shape = Shape::Queue { producers: 1, consumers: 2 };
-        let err = Zmq::producer(&setup(&dir, shape)).err().unwrap().to_string();
+        let err = Zmq::producer(&setup(shape)).err().unwrap().to_string();
         assert!(err.contains("only 0 of 2 connections"), "{err}");
-        assert!(err.contains(&format!("ipc://{}/zmq-queue-c1", dir.display())), "{err}");
+        assert!(err.contains(&format!("ipc://{}/zmq-queue-c1", place.dir.display())), "{err}");
         let shape = Shape::Broadcast { lossy: false, subscribers: 1 };
-        let err = Zmq::publisher(&setup(&dir, shape)).err().unwrap().to_string();
+        let err = Zmq::publisher(&setup(shape)).err().unwrap().to_string();
         assert!(err.contains("only 0 of 1 subscribers subscribed"), "{err}");
-        let err = Zmq::producer(&setup(&dir, Shape::Stream)).err().unwrap().to_string();
+        let err = Zmq::producer(&setup(Shape::Stream)).err().unwrap().to_string();
         assert!(err.contains("a producer endpoint was asked for Stream"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
+        let err = Zmq::stream(&setup(shape), Side::Accept).err().unwrap().to_string();
+        assert!(err.starts_with("zmq: a stream endpoint was asked for Broadcast"), "{err}");
     }
 
     #[test]
@@ -466,5 +470,26 @@ mod tests {
         assert!(
             info.configuration.iter().any(|(k, v)| *k == "ZMQ_SNDHWM (messages)" && v.starts_with("1000"))
         );
+    }
+
+    // A socket sends any length: the contract's checks only.
+    #[test]
+    fn a_stream_and_round_trips_in_each_mode() {
+        for mode in Zmq::info().modes.iter().copied() {
+            let place = Scratch::new(&format!("zmq-stream-{mode}"));
+            testing::stream_delivers::<Zmq>(&Setup { mode, ..place.setup(Shape::Stream) }, 2000, || {});
+            let place = Scratch::new(&format!("zmq-rtt-{mode}"));
+            testing::round_trips::<Zmq>(&Setup { mode, ..place.setup(Shape::RoundTrip) }, 200);
+        }
+    }
+
+    #[test]
+    fn a_work_queue_2x2_and_a_service_2x2_over_the_mesh() {
+        let place = Scratch::new("zmq-queue");
+        testing::queue_exactly_once::<Zmq>(&place.setup(Shape::Queue { producers: 2, consumers: 2 }), 500);
+        let place = Scratch::new("zmq-service");
+        let answered =
+            testing::service_replies::<Zmq>(&place.setup(Shape::Service { clients: 2, servers: 2 }), 200);
+        assert_eq!(answered.iter().sum::<u64>(), 400, "each request answered once: {answered:?}");
     }
 }

@@ -3,13 +3,13 @@
 //! faults injected on purpose, and what a child's death means for the reason.
 
 use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use ipcbench_api::{RecvMode, Requests};
-use std::os::unix::process::ExitStatusExt;
 
 use super::children::{Children, Event, Proc, by_interrupt, describe, signal_name};
 use super::{INTERRUPTED, RunContext, dir};

@@ -21,22 +21,11 @@ fn the_documented_adapter_is_the_one_the_page_shows_and_it_runs() {
 
     let entry = ipcbench::registry::entry::<mylib::MyLib>();
     assert_eq!((entry.info)().id, "mylib");
-    let dir = out_dir("mylib");
-    std::fs::create_dir_all(&dir).unwrap();
-    let setup = Setup {
-        name: "mylib",
-        dir: &dir,
-        size: 16,
-        shape: Shape::Stream,
-        index: 0,
-        mode: RecvMode::Waiting,
-        timeout: Duration::from_secs(5),
-        batch: 1,
-    };
+    let scratch = testing::Scratch::new("mylib");
+    let setup = scratch.setup(Shape::Stream);
     testing::stream_in_order::<mylib::MyLib>(&setup, 10_000, || {});
     testing::round_trips::<mylib::MyLib>(&Setup { shape: Shape::RoundTrip, size: 1024, ..setup }, 1000);
     let polling =
         mylib::MyLib::stream(&Setup { mode: RecvMode::Polling, ..setup }, ipcbench_api::Side::Accept);
     assert!(polling.is_err(), "a mode it is not measured in is refused");
-    let _ = std::fs::remove_dir_all(&dir);
 }
