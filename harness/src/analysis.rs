@@ -21,7 +21,7 @@ pub struct Broken {
 }
 
 fn broken(report: &RoleReport, reason: String) -> Broken {
-    Broken { role: format!("{} {}", report.role.as_str(), report.index), reason }
+    Broken { role: report.label(), reason }
 }
 
 fn of(reports: &[RoleReport], role: Role) -> Vec<&RoleReport> {

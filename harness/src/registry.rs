@@ -63,12 +63,12 @@ pub fn select(wanted: Option<&str>) -> Result<Vec<LibraryInfo>> {
     let Some(list) = wanted else {
         return Ok(LIBRARIES.iter().map(|e| (e.info)()).collect());
     };
-    let ids: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-    if ids.is_empty() {
-        bail!("--lib names no library: the libraries built in are {}", ids_text());
+    let wanted: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if wanted.is_empty() {
+        bail!("--lib names no library: the libraries built in are {}", ids().join(", "));
     }
     let mut out: Vec<LibraryInfo> = Vec::new();
-    for id in ids {
+    for id in wanted {
         let (_, info) = find(id)?;
         if !out.iter().any(|l| l.id == info.id) {
             out.push(info);
@@ -95,10 +95,6 @@ pub fn remove_all_leftovers(trial: &str) {
     for e in &LIBRARIES {
         (e.remove_leftovers)(trial);
     }
-}
-
-fn ids_text() -> String {
-    ids().join(", ")
 }
 
 pub fn unknown(id: &str) -> String {

@@ -257,11 +257,6 @@ impl CaseResult {
     pub fn best(&self) -> Option<&ModeResult> {
         self.modes.iter().find(|m| Some(m.mode) == self.best_mode)
     }
-
-    /// Its figures when it passed.
-    pub fn measured(&self) -> Option<&Figures> {
-        self.median.as_ref().filter(|_| self.status == Status::Ok)
-    }
 }
 
 /// Which figure a spread (and a ranking) is about.
