@@ -139,13 +139,82 @@ impl Case {
         if self.batch > 1 && !caps.batch.is_yes() {
             return caps.batch;
         }
+        self.column().of(caps)
+    }
+
+    /// The capability its pattern needs.
+    pub fn column(&self) -> Column {
         match self.shape {
-            Shape::Stream => caps.stream,
-            Shape::RoundTrip => caps.round_trip,
-            Shape::Broadcast { lossy: false, .. } => caps.broadcast_lossless,
-            Shape::Broadcast { lossy: true, .. } => caps.broadcast_lossy,
-            Shape::Queue { .. } => caps.queue,
-            Shape::Service { .. } => caps.service,
+            Shape::Stream => Column::Stream,
+            Shape::RoundTrip => Column::RoundTrip,
+            Shape::Broadcast { lossy: false, .. } => Column::BroadcastLossless,
+            Shape::Broadcast { lossy: true, .. } => Column::BroadcastLossy,
+            Shape::Queue { .. } => Column::Queue,
+            Shape::Service { .. } => Column::Service,
+        }
+    }
+}
+
+/// A pattern (or the batch calls) a library may have: a column of the capability table and a
+/// key of the results' `capabilities`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    Stream,
+    RoundTrip,
+    BroadcastLossless,
+    BroadcastLossy,
+    Queue,
+    Service,
+    Batch,
+}
+
+impl Column {
+    pub const ALL: [Column; 7] = [
+        Column::Stream,
+        Column::RoundTrip,
+        Column::BroadcastLossless,
+        Column::BroadcastLossy,
+        Column::Queue,
+        Column::Service,
+        Column::Batch,
+    ];
+
+    /// Its key in a library's `capabilities`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Column::Stream => "stream",
+            Column::RoundTrip => "stream-rtt",
+            Column::BroadcastLossless => "broadcast/lossless",
+            Column::BroadcastLossy => "broadcast/lossy",
+            Column::Queue => "queue",
+            Column::Service => "service",
+            Column::Batch => "batch",
+        }
+    }
+
+    /// Its title in a table.
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Stream => "stream",
+            Column::RoundTrip => "round trip",
+            Column::BroadcastLossless => "broadcast lossless",
+            Column::BroadcastLossy => "broadcast lossy",
+            Column::Queue => "work queue",
+            Column::Service => "service",
+            Column::Batch => "batch calls",
+        }
+    }
+
+    /// Whether, and how, a library has it.
+    pub fn of(self, c: &Capabilities) -> Support {
+        match self {
+            Column::Stream => c.stream,
+            Column::RoundTrip => c.round_trip,
+            Column::BroadcastLossless => c.broadcast_lossless,
+            Column::BroadcastLossy => c.broadcast_lossy,
+            Column::Queue => c.queue,
+            Column::Service => c.service,
+            Column::Batch => c.batch,
         }
     }
 }

@@ -9,11 +9,11 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
-use ipcbench_api::{Capabilities, LibraryInfo, RecvMode, Support};
+use ipcbench_api::{LibraryInfo, RecvMode, Support};
 use serde::{Deserialize, Serialize};
 
 use crate::machine::{Conditions, Machine};
-use crate::matrix::{Pattern, Role};
+use crate::matrix::{Column, Pattern, Role};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -96,74 +96,12 @@ pub struct Capability {
     pub text: String,
 }
 
-/// A column of the capability table: a pattern (or the batch calls) a library may have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Column {
-    Stream,
-    RoundTrip,
-    BroadcastLossless,
-    BroadcastLossy,
-    Queue,
-    Service,
-    Batch,
-}
-
-impl Column {
-    pub const ALL: [Column; 7] = [
-        Column::Stream,
-        Column::RoundTrip,
-        Column::BroadcastLossless,
-        Column::BroadcastLossy,
-        Column::Queue,
-        Column::Service,
-        Column::Batch,
-    ];
-
-    /// Its key in a library's `capabilities`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Column::Stream => "stream",
-            Column::RoundTrip => "stream-rtt",
-            Column::BroadcastLossless => "broadcast/lossless",
-            Column::BroadcastLossy => "broadcast/lossy",
-            Column::Queue => "queue",
-            Column::Service => "service",
-            Column::Batch => "batch",
-        }
-    }
-
-    /// Its title in a table.
-    pub fn title(self) -> &'static str {
-        match self {
-            Column::Stream => "stream",
-            Column::RoundTrip => "round trip",
-            Column::BroadcastLossless => "broadcast lossless",
-            Column::BroadcastLossy => "broadcast lossy",
-            Column::Queue => "work queue",
-            Column::Service => "service",
-            Column::Batch => "batch calls",
-        }
-    }
-
-    fn of(self, c: &Capabilities) -> Support {
-        match self {
-            Column::Stream => c.stream,
-            Column::RoundTrip => c.round_trip,
-            Column::BroadcastLossless => c.broadcast_lossless,
-            Column::BroadcastLossy => c.broadcast_lossy,
-            Column::Queue => c.queue,
-            Column::Service => c.service,
-            Column::Batch => c.batch,
-        }
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LibraryRecord {
     pub id: String,
     pub name: String,
     pub version: String,
-    #[serde(with = "modes")]
+    #[serde(with = "mode::each")]
     pub receive_modes: Vec<RecvMode>,
     pub capabilities: BTreeMap<String, Capability>,
     pub configuration: BTreeMap<String, String>,
@@ -234,7 +172,7 @@ pub struct CaseResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The receive mode whose median is the library's figure (the better).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "mode_or_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "mode::or_none")]
     pub best_mode: Option<RecvMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<Figures>,
@@ -377,7 +315,12 @@ impl RoleReport {
 /// Receive modes as the file writes them: `waiting`, `polling`.
 mod mode {
     use ipcbench_api::RecvMode;
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
+
+    /// One mode as its text, for the `Option` and `Vec` fields below.
+    #[derive(Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct Text(#[serde(with = "self")] RecvMode);
 
     pub fn serialize<S: Serializer>(m: &RecvMode, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(m.as_str())
@@ -387,38 +330,29 @@ mod mode {
         let text = String::deserialize(d)?;
         RecvMode::parse(&text).ok_or_else(|| D::Error::custom(format!("unknown receive mode {text:?}")))
     }
-}
 
-mod mode_or_none {
-    use ipcbench_api::RecvMode;
-    use serde::{Deserialize, Deserializer, Serializer};
+    pub mod or_none {
+        use super::*;
 
-    pub fn serialize<S: Serializer>(m: &Option<RecvMode>, s: S) -> Result<S::Ok, S::Error> {
-        match m {
-            Some(m) => super::mode::serialize(m, s),
-            None => s.serialize_none(),
+        pub fn serialize<S: Serializer>(m: &Option<RecvMode>, s: S) -> Result<S::Ok, S::Error> {
+            m.map(Text).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RecvMode>, D::Error> {
+            Ok(Option::<Text>::deserialize(d)?.map(|m| m.0))
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RecvMode>, D::Error> {
-        #[derive(Deserialize)]
-        struct Mode(#[serde(with = "super::mode")] RecvMode);
-        Ok(Option::<Mode>::deserialize(d)?.map(|m| m.0))
-    }
-}
+    pub mod each {
+        use super::*;
 
-mod modes {
-    use ipcbench_api::RecvMode;
-    use serde::{Deserialize, Deserializer, Serializer};
+        pub fn serialize<S: Serializer>(m: &[RecvMode], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(m.iter().map(|&m| Text(m)))
+        }
 
-    pub fn serialize<S: Serializer>(m: &[RecvMode], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(m.iter().map(|m| m.as_str()))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RecvMode>, D::Error> {
-        #[derive(Deserialize)]
-        struct Mode(#[serde(with = "super::mode")] RecvMode);
-        Ok(Vec::<Mode>::deserialize(d)?.into_iter().map(|m| m.0).collect())
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RecvMode>, D::Error> {
+            Ok(Vec::<Text>::deserialize(d)?.into_iter().map(|m| m.0).collect())
+        }
     }
 }
 

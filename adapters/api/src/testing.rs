@@ -60,6 +60,45 @@ impl Drop for Scratch {
     }
 }
 
+/// Runs `scenario` once for each receive mode library `L` is measured in, each in a `Scratch`
+/// of its own (`{label}-{mode}`), with a `Setup` of `shape` in that mode.
+pub fn in_each_mode<L: Library>(label: &str, shape: Shape, scenario: impl Fn(&Setup)) {
+    for &mode in L::info().modes {
+        let place = Scratch::new(&format!("{label}-{mode}"));
+        scenario(&Setup { mode, ..place.setup(shape) });
+    }
+}
+
+/// Sends back every message until the end; the messages answered.
+fn echo<E: Tx + Rx>(ep: &mut E, size: usize) -> u64 {
+    let mut buf = vec![0u8; size];
+    let mut answered = 0;
+    loop {
+        match ep.recv(&mut buf).unwrap() {
+            Received::Message(len) => {
+                assert_eq!(len, size);
+                ep.send(&buf[..len]).unwrap();
+                answered += 1;
+            }
+            Received::Empty => {}
+            Received::Closed => return answered,
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// `count` calls, one outstanding at a time, the requests numbered from `first`: every reply
+/// is its own request.
+fn call<E: Tx + Rx>(ep: &mut E, size: usize, first: u64, count: u64) {
+    let (mut req, mut rep) = (vec![0u8; size], vec![0u8; size]);
+    for seq in first..first + count {
+        req[..8].copy_from_slice(&seq.to_le_bytes());
+        ep.send(&req).unwrap();
+        while ep.recv(&mut rep).unwrap() == Received::Empty {}
+        assert_eq!(rep, req, "the reply to request {seq}");
+    }
+}
+
 /// Where every member of a scenario waits until all are open, as the driver's "go" does. A
 /// member whose set-up failed never arrives: the others fail after twice the set-up time
 /// rather than wait for ever.
@@ -154,33 +193,14 @@ pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
         let client = s.spawn(|| {
             let Opened { endpoint: mut c, owner } = L::stream(setup, Side::Connect).unwrap();
             both_open.wait();
-            let (mut req, mut rep) = (vec![0u8; size], vec![0u8; size]);
-            for seq in 0..count {
-                req[..8].copy_from_slice(&seq.to_le_bytes());
-                c.send(&req).unwrap();
-                while c.recv(&mut rep).unwrap() == Received::Empty {}
-                assert_eq!(rep, req, "reply {seq}");
-            }
+            call(&mut c, size, 0, count);
             owner
         });
-        let Opened { endpoint: mut echo, owner } = L::stream(setup, Side::Accept).unwrap();
+        let Opened { endpoint: mut answerer, owner } = L::stream(setup, Side::Accept).unwrap();
         both_open.wait();
-        let mut buf = vec![0u8; size];
-        let mut answered = 0;
-        loop {
-            match echo.recv(&mut buf).unwrap() {
-                Received::Message(len) => {
-                    echo.send(&buf[..len]).unwrap();
-                    answered += 1;
-                }
-                Received::Empty => {}
-                Received::Closed => break,
-                other => panic!("{other:?}"),
-            }
-        }
-        assert_eq!(answered, count);
+        assert_eq!(echo(&mut answerer, size), count);
         // The echo closes first: a client may wait in its drop until its peer has closed.
-        drop(echo);
+        drop(answerer);
         let client_owner = client.join().unwrap();
         drop((owner, client_owner));
     });
@@ -325,21 +345,7 @@ pub fn service_replies<L: Library>(setup: &Setup, per: u64) -> Vec<u64> {
                     let Opened { endpoint: mut sv, owner } = L::server(&at(i)).unwrap();
                     owners.send(owner).unwrap();
                     all_open.wait();
-                    let mut buf = vec![0u8; size];
-                    let mut answered = 0u64;
-                    loop {
-                        match sv.recv(&mut buf).unwrap() {
-                            Received::Message(len) => {
-                                assert_eq!(len, size);
-                                sv.send(&buf[..len]).unwrap();
-                                answered += 1;
-                            }
-                            Received::Empty => {}
-                            Received::Closed => break,
-                            other => panic!("{other:?}"),
-                        }
-                    }
-                    answered
+                    echo(&mut sv, size)
                 })
             })
             .collect();
@@ -348,13 +354,7 @@ pub fn service_replies<L: Library>(setup: &Setup, per: u64) -> Vec<u64> {
                 s.spawn(move || {
                     let mut c = L::client(&at(j)).unwrap().endpoint;
                     all_open.wait();
-                    let (mut req, mut rep) = (vec![0u8; size], vec![0u8; size]);
-                    for seq in 0..per {
-                        req[..8].copy_from_slice(&(j as u64 * per + seq).to_le_bytes());
-                        c.send(&req).unwrap();
-                        while c.recv(&mut rep).unwrap() == Received::Empty {}
-                        assert_eq!(rep, req, "client {j}, request {seq}");
-                    }
+                    call(&mut c, size, j as u64 * per, per);
                 })
             })
             .collect();

@@ -254,59 +254,46 @@ impl Library for FastIpc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::testing::{self, Scratch};
+    use ipcbench_api::testing::{self, Scratch, in_each_mode};
 
     #[test]
     fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {
-        for mode in FastIpc::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("fipc-gated-{mode}"));
-            let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
-            testing::broadcast_in_order::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 20_000);
-            let place = Scratch::new(&format!("fipc-lossy-{mode}"));
-            let shape = Shape::Broadcast { lossy: true, subscribers: 2 };
-            testing::broadcast_in_order::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 20_000);
+        for (label, lossy) in [("fipc-gated", false), ("fipc-lossy", true)] {
+            in_each_mode::<FastIpc>(label, Shape::Broadcast { lossy, subscribers: 2 }, |setup| {
+                testing::broadcast_in_order::<FastIpc>(setup, 20_000);
+            });
         }
     }
 
     // A connection carries any length: the contract's checks only.
     #[test]
     fn a_stream_arrives_in_order_then_ends_in_each_mode() {
-        for mode in FastIpc::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("fipc-stream-{mode}"));
-            let setup = Setup { size: 64, mode, ..place.setup(Shape::Stream) };
-            testing::stream_delivers::<FastIpc>(&setup, 20_000, || {});
-        }
+        in_each_mode::<FastIpc>("fipc-stream", Shape::Stream, |setup| {
+            testing::stream_delivers::<FastIpc>(&Setup { size: 64, ..*setup }, 20_000, || {});
+        });
     }
 
     #[test]
     fn round_trips_answer_each_request_in_each_mode() {
-        for mode in FastIpc::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("fipc-rtt-{mode}"));
-            testing::round_trips::<FastIpc>(
-                &Setup { size: 1024, mode, ..place.setup(Shape::RoundTrip) },
-                300,
-            );
-        }
+        in_each_mode::<FastIpc>("fipc-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<FastIpc>(&Setup { size: 1024, ..*setup }, 300);
+        });
     }
 
     #[test]
     fn a_work_queue_hands_each_message_to_one_consumer_in_each_mode() {
-        for mode in FastIpc::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("fipc-queue-{mode}"));
-            let shape = Shape::Queue { producers: 2, consumers: 2 };
-            testing::queue_exactly_once::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 2000);
-        }
+        in_each_mode::<FastIpc>("fipc-queue", Shape::Queue { producers: 2, consumers: 2 }, |setup| {
+            testing::queue_exactly_once::<FastIpc>(setup, 2000);
+        });
     }
 
     /// `Requests::ToOneServer`: the servers share the requests, each answered once.
     #[test]
     fn a_service_answers_each_request_once_in_each_mode() {
-        for mode in FastIpc::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("fipc-service-{mode}"));
-            let shape = Shape::Service { clients: 2, servers: 2 };
-            let answered = testing::service_replies::<FastIpc>(&Setup { mode, ..place.setup(shape) }, 300);
-            assert_eq!(answered.iter().sum::<u64>(), 600, "{mode}: {answered:?}");
-        }
+        in_each_mode::<FastIpc>("fipc-service", Shape::Service { clients: 2, servers: 2 }, |setup| {
+            let answered = testing::service_replies::<FastIpc>(setup, 300);
+            assert_eq!(answered.iter().sum::<u64>(), 600, "{}: {answered:?}", setup.mode);
+        });
     }
 
     /// The batch calls: `send_many` of 16 messages, `receive_many` until all are in, in order.

@@ -619,17 +619,14 @@ impl Tx for Answerer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::testing::{self, Scratch};
+    use ipcbench_api::testing::{self, Scratch, in_each_mode};
 
     #[test]
     fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {
-        for mode in Iceoryx2::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("ib-{mode}"));
-            let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
-            testing::broadcast_in_order::<Iceoryx2>(&Setup { mode, ..place.setup(shape) }, 5000);
-            let place = Scratch::new(&format!("ibl-{mode}"));
-            let shape = Shape::Broadcast { lossy: true, subscribers: 2 };
-            testing::broadcast_in_order::<Iceoryx2>(&Setup { mode, ..place.setup(shape) }, 5000);
+        for (label, lossy) in [("ib", false), ("ibl", true)] {
+            in_each_mode::<Iceoryx2>(label, Shape::Broadcast { lossy, subscribers: 2 }, |setup| {
+                testing::broadcast_in_order::<Iceoryx2>(setup, 5000);
+            });
         }
     }
 
@@ -638,33 +635,24 @@ mod tests {
     // A sample may be shorter than the case's size: the contract's checks only.
     #[test]
     fn a_stream_arrives_in_order_then_ends_in_each_mode() {
-        for mode in Iceoryx2::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("is-{mode}"));
-            let setup = Setup { size: 64, mode, ..place.setup(Shape::Stream) };
-            testing::stream_delivers::<Iceoryx2>(&setup, 2000, || {});
-        }
+        in_each_mode::<Iceoryx2>("is", Shape::Stream, |setup| {
+            testing::stream_delivers::<Iceoryx2>(&Setup { size: 64, ..*setup }, 2000, || {});
+        });
     }
 
     #[test]
     fn round_trips_answer_each_request_in_each_mode() {
-        for mode in Iceoryx2::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("ir-{mode}"));
-            testing::round_trips::<Iceoryx2>(
-                &Setup { size: 1024, mode, ..place.setup(Shape::RoundTrip) },
-                300,
-            );
-        }
+        in_each_mode::<Iceoryx2>("ir", Shape::RoundTrip, |setup| {
+            testing::round_trips::<Iceoryx2>(&Setup { size: 1024, ..*setup }, 300);
+        });
     }
 
     /// `Requests::ToEveryServer`: each server answers every request of every client.
     #[test]
     fn every_server_answers_every_request_in_each_mode() {
-        for mode in Iceoryx2::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("isv-{mode}"));
-            let shape = Shape::Service { clients: 2, servers: 2 };
-            let answered = testing::service_replies::<Iceoryx2>(&Setup { mode, ..place.setup(shape) }, 200);
-            assert_eq!(answered, [400, 400], "{mode}");
-        }
+        in_each_mode::<Iceoryx2>("isv", Shape::Service { clients: 2, servers: 2 }, |setup| {
+            assert_eq!(testing::service_replies::<Iceoryx2>(setup, 200), [400, 400], "{}", setup.mode);
+        });
     }
 
     #[test]

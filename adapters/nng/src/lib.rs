@@ -404,7 +404,7 @@ impl Drop for Closer {
 mod tests {
     use super::*;
     use ipcbench_api::Shape;
-    use ipcbench_api::testing::{self, Scratch};
+    use ipcbench_api::testing::{self, Scratch, in_each_mode};
 
     #[test]
     fn a_lossy_broadcast_reaches_every_subscriber_in_order() {
@@ -439,12 +439,10 @@ mod tests {
     // A socket sends any length: the contract's checks only.
     #[test]
     fn a_stream_and_round_trips_in_each_mode() {
-        for mode in Nng::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("nng-stream-{mode}"));
-            testing::stream_delivers::<Nng>(&Setup { mode, ..place.setup(Shape::Stream) }, 2000, || {});
-            let place = Scratch::new(&format!("nng-rtt-{mode}"));
-            testing::round_trips::<Nng>(&Setup { mode, ..place.setup(Shape::RoundTrip) }, 200);
-        }
+        in_each_mode::<Nng>("nng-stream", Shape::Stream, |setup| {
+            testing::stream_delivers::<Nng>(setup, 2000, || {});
+        });
+        in_each_mode::<Nng>("nng-rtt", Shape::RoundTrip, |setup| testing::round_trips::<Nng>(setup, 200));
     }
 
     #[test]

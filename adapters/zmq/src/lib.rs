@@ -432,7 +432,7 @@ impl Drop for Stopper {
 mod tests {
     use super::*;
     use ipcbench_api::Shape;
-    use ipcbench_api::testing::{self, Scratch};
+    use ipcbench_api::testing::{self, Scratch, in_each_mode};
 
     #[test]
     fn broadcasts_reach_every_subscriber_in_order() {
@@ -475,12 +475,10 @@ mod tests {
     // A socket sends any length: the contract's checks only.
     #[test]
     fn a_stream_and_round_trips_in_each_mode() {
-        for mode in Zmq::info().modes.iter().copied() {
-            let place = Scratch::new(&format!("zmq-stream-{mode}"));
-            testing::stream_delivers::<Zmq>(&Setup { mode, ..place.setup(Shape::Stream) }, 2000, || {});
-            let place = Scratch::new(&format!("zmq-rtt-{mode}"));
-            testing::round_trips::<Zmq>(&Setup { mode, ..place.setup(Shape::RoundTrip) }, 200);
-        }
+        in_each_mode::<Zmq>("zmq-stream", Shape::Stream, |setup| {
+            testing::stream_delivers::<Zmq>(setup, 2000, || {});
+        });
+        in_each_mode::<Zmq>("zmq-rtt", Shape::RoundTrip, |setup| testing::round_trips::<Zmq>(setup, 200));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 
 use super::View;
 use super::charts::Chart;
-use super::model::{self, Cell, Key, Table};
+use super::model::{self, Cell, Table};
 use super::{summary, tables};
 use crate::analysis::Rank;
 
@@ -54,19 +54,6 @@ fn table(t: &Table, tips: Option<&dyn Fn(usize, usize) -> String>) -> String {
     out
 }
 
-/// The case table's legend as one paragraph.
-fn legend() -> String {
-    let items: Vec<String> = model::legend()
-        .into_iter()
-        .map(|(key, meaning)| match key {
-            Key::Fastest => format!("bold: {meaning}"),
-            Key::Level => format!("{}: {meaning}", model::LEVEL),
-            Key::Mark(m) => format!("{}: {meaning}", m.symbol()),
-        })
-        .collect();
-    format!("{}. {}", items.join("; "), model::UNITS)
-}
-
 const STYLE: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1800px}\
 table{border-collapse:collapse;margin:12px 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}\
 thead th{background:#f0f0f0;position:sticky;top:0}td[title]{cursor:help}td[title]:hover{background:#ffeeb0}\
@@ -106,7 +93,10 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
         t
     };
     out.push_str(&table(&cases, Some(&tip)));
-    out.push_str(&format!("<p class=\"note\">{}</p><ol class=\"note\">", esc(&legend())));
+    out.push_str(&format!(
+        "<p class=\"note\">{}</p><ol class=\"note\">",
+        esc(&model::legend_line("bold", |m| m.symbol().to_string()))
+    ));
     for text in &cases.notes {
         out.push_str(&format!("<li>{}</li>", esc(text)));
     }

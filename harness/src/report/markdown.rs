@@ -2,7 +2,7 @@
 
 use super::View;
 use super::charts::Chart;
-use super::model::{self, Cell, Key, Table};
+use super::model::{self, Cell, Table};
 use super::{summary, tables};
 use crate::analysis::Rank;
 
@@ -38,16 +38,8 @@ pub fn render(t: &Table) -> String {
 
 /// The case table's legend as one paragraph.
 pub fn legend() -> String {
-    let items: Vec<String> = model::legend()
-        .into_iter()
-        .map(|(key, meaning)| match key {
-            Key::Fastest => format!("**Bold**: {meaning}"),
-            Key::Level => format!("{}: {meaning}", model::LEVEL),
-            // A bare `*` would start emphasis.
-            Key::Mark(m) => format!("{}: {meaning}", m.symbol().replace('*', "\\*")),
-        })
-        .collect();
-    format!("{}. {}", items.join("; "), model::UNITS)
+    // A bare `*` would start emphasis.
+    model::legend_line("**Bold**", |m| m.symbol().replace('*', "\\*"))
 }
 
 fn case_table(view: &View) -> String {

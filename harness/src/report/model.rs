@@ -8,8 +8,8 @@ use ipcbench_api::LibraryInfo;
 use super::View;
 use crate::analysis::{self, NOISY, Rank};
 use crate::format::{nanos, percent, rate, whole_percent};
-use crate::matrix::Pattern;
-use crate::results::{CaseResult, Column, Figure, Figures, LibraryRecord, Status};
+use crate::matrix::{Column, Pattern};
+use crate::results::{CaseResult, Figure, Figures, LibraryRecord, Status};
 
 /// One cell of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,6 +134,20 @@ pub fn legend() -> Vec<(Key, String)> {
         (Key::Mark(Mark::Oversubscribed), Mark::Oversubscribed.meaning()),
         (Key::Mark(Mark::Note), Mark::Note.meaning()),
     ]
+}
+
+/// The legend as one paragraph, `fastest` naming how the fastest is shown and `mark` writing a
+/// mark's symbol as the output needs it.
+pub fn legend_line(fastest: &str, mark: impl Fn(Mark) -> String) -> String {
+    let items: Vec<String> = legend()
+        .into_iter()
+        .map(|(key, meaning)| match key {
+            Key::Fastest => format!("{fastest}: {meaning}"),
+            Key::Level => format!("{LEVEL}: {meaning}"),
+            Key::Mark(m) => format!("{}: {meaning}", mark(m)),
+        })
+        .collect();
+    format!("{}. {UNITS}", items.join("; "))
 }
 
 /// What the case table's figures are.

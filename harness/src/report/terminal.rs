@@ -1,7 +1,7 @@
 //! What the terminal shows, from the same model as the report: a line per finished case, the
 //! table of medians at the end of a run, and `ipcbench list`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use ipcbench_api::LibraryInfo;
 
@@ -10,7 +10,7 @@ use super::{Source, View};
 use crate::analysis;
 use crate::format::{rate, whole_percent};
 use crate::matrix::Case;
-use crate::results::{CaseResult, Document, Status};
+use crate::results::{CaseResult, Status};
 
 /// A cell as the terminal shows it: no rank, a dash without its footnote (the progress line
 /// and `ipcbench list` say why).
@@ -90,9 +90,9 @@ pub fn progress_line(r: &CaseResult) -> String {
 
 /// Cases as rows, libraries as columns: each cell the median of the better receive mode; under
 /// it, what each mark present means.
-pub fn medians(doc: &Document) -> String {
-    let sources = [Source::new(doc.clone(), PathBuf::new())];
-    let view = View::new(&sources, &PathBuf::new());
+pub fn medians(source: &Source) -> String {
+    let view = View::new(std::slice::from_ref(source), Path::new(""));
+    let doc = &source.doc;
     let mut out = render(&model::case_table(&view));
     for m in Mark::ALL {
         if m == Mark::Oversubscribed || doc.results.iter().any(|r| r.status == Status::Ok && m.on(r)) {

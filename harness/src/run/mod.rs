@@ -24,7 +24,7 @@ use crate::analysis;
 use crate::machine::{BUSY, Conditions, Machine};
 use crate::matrix::Case;
 use crate::options::{Options, Resume};
-use crate::report::terminal;
+use crate::report::{Source, terminal};
 use crate::results::{self, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
 use schedule::Step;
 use trial::{Trial, TrialError};
@@ -131,7 +131,8 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     let mut failed = 0;
     let mut stop = false;
     for case in &opts.cases {
-        // The results of this case, in the libraries' order: each one kept, or new.
+        // The results of this case, in the libraries' order (a step's `library` indexes both):
+        // each one kept, or new.
         let mut row: Vec<(CaseResult, bool)> = opts
             .libraries
             .iter()
@@ -148,7 +149,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     if stop || result.status != Status::Ok {
                         continue;
                     }
-                    ctx.one_run(case, library_of(opts, result), result, run, &mut trials);
+                    ctx.one_run(case, &opts.libraries[library], result, run, &mut trials);
                     stop = result.status == Status::Interrupted;
                 }
                 Step::Finish { library } => {
@@ -184,12 +185,8 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
     doc.finished = Some(now());
     results::write_atomically(&doc, &path)?;
-    println!("{}", terminal::medians(&doc));
+    println!("{}", terminal::medians(&Source::new(doc, path.clone())));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
-}
-
-fn library_of<'a>(opts: &'a Options, r: &CaseResult) -> &'a LibraryInfo {
-    opts.libraries.iter().find(|l| l.id == r.library).expect("a library of the run")
 }
 
 /// What every case of a run shares.
