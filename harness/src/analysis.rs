@@ -88,11 +88,13 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                     ));
                 }
             }
-            let slowest = receivers.iter().map(|r| r.received_measured).min().unwrap_or(0);
-            out.msgs_per_s = rate(slowest);
+            // The figure is the slowest subscriber's; so is the loss beside it.
+            let Some(slowest) = receivers.iter().min_by_key(|r| r.received_measured) else {
+                return Err(broken(sender, "no receiving role reported".into()));
+            };
+            out.msgs_per_s = rate(slowest.received_measured);
             if lossy {
-                let lost: u64 = receivers.iter().map(|r| r.lost_measured).sum();
-                let got: u64 = receivers.iter().map(|r| r.received_measured).sum();
+                let (lost, got) = (slowest.lost_measured, slowest.received_measured);
                 out.lost_share = Some(if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 });
             }
         }
@@ -156,7 +158,20 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
             out.msgs_per_s = rate(measured_got);
         }
     }
+    cost(reports, &mut out);
     Ok(out)
+}
+
+/// What the trial cost, from every role's own window: cores busy added up over the processes,
+/// that over the rate as CPU time per message, and the processes' peak memory added up. Left
+/// out unless every role measured its window.
+fn cost(reports: &[RoleReport], out: &mut Figures) {
+    let costs: Option<Vec<_>> = reports.iter().map(|r| r.cost).collect();
+    let Some(costs) = costs.filter(|c| !c.is_empty()) else { return };
+    let busy: Option<f64> = costs.iter().map(|c| c.cores_busy()).sum();
+    out.cores_busy = busy;
+    out.cpu_ns_per_msg = busy.filter(|_| out.msgs_per_s > 0.0).map(|b| b / out.msgs_per_s * 1e9);
+    out.peak_rss_bytes = Some(costs.iter().map(|c| c.peak_rss_bytes as f64).sum());
 }
 
 /// The median of each figure over runs (each figure on its own).
@@ -174,6 +189,9 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
         p50_ns: med(runs.iter().filter_map(|f| f.p50_ns).collect()),
         p99_ns: med(runs.iter().filter_map(|f| f.p99_ns).collect()),
         lost_share: med(runs.iter().filter_map(|f| f.lost_share).collect()),
+        cores_busy: med(runs.iter().filter_map(|f| f.cores_busy).collect()),
+        cpu_ns_per_msg: med(runs.iter().filter_map(|f| f.cpu_ns_per_msg).collect()),
+        peak_rss_bytes: med(runs.iter().filter_map(|f| f.peak_rss_bytes).collect()),
     })
 }
 
@@ -333,10 +351,35 @@ mod tests {
         });
         let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()], ONE).unwrap();
         assert_eq!(f.msgs_per_s, 700.0);
-        assert_eq!(f.lost_share, Some(0.2));
+        // The slowest subscriber's loss, not the 20 % pooled over both.
+        assert_eq!(f.lost_share, Some(0.3));
         let disagreeing = RoleReport { library_lost: 299, ..b };
         let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing], ONE).unwrap_err();
         assert!(err.reason.contains("the library says 299"), "{}", err.reason);
+    }
+
+    #[test]
+    fn cost_adds_up_the_processes_and_divides_by_the_rate() {
+        use crate::results::Cost;
+        let window = 1_000_000_000;
+        let spent = |cpu: u64, rss: u64| {
+            Some(Cost { window_ns: window, user_ns: cpu, peak_rss_bytes: rss, threads: 1, ..Cost::default() })
+        };
+        let sender = role("sender", |r| {
+            (r.sent, r.measured) = (1000, 1000);
+            r.cost = spent(window, 4 << 20);
+        });
+        let receiver = role("receiver", |r| {
+            (r.received, r.received_measured) = (1000, 1000);
+            r.cost = spent(window / 2, 2 << 20);
+        });
+        let f = figures(&case("stream/16B"), &[sender.clone(), receiver.clone()], ONE).unwrap();
+        assert_eq!(f.cores_busy, Some(1.5));
+        assert_eq!(f.cpu_ns_per_msg, Some(1.5e6), "1.5 CPU seconds a second over 1000 messages a second");
+        assert_eq!(f.peak_rss_bytes, Some((6 << 20) as f64));
+        let unmetered = RoleReport { cost: None, ..receiver };
+        let f = figures(&case("stream/16B"), &[sender, unmetered], ONE).unwrap();
+        assert_eq!((f.cores_busy, f.cpu_ns_per_msg, f.peak_rss_bytes), (None, None, None));
     }
 
     #[test]
@@ -389,7 +432,7 @@ mod tests {
                             msgs_per_s: rate,
                             p50_ns: Some(p50),
                             p99_ns: Some(p50 * 2.0),
-                            lost_share: None,
+                            ..Figures::default()
                         },
                         roles: Vec::new(),
                     })

@@ -57,6 +57,11 @@ pub fn ratio_span(lo: f64, hi: f64) -> String {
     if ratio(lo) == ratio(hi) { ratio(lo) } else { format!("{} to {}", ratio(lo), ratio(hi)) }
 }
 
+/// Cores kept busy (CPU seconds per second): `1.87 cores`.
+pub fn cores(busy: f64) -> String {
+    format!("{busy:.2} cores")
+}
+
 /// A message size in a sentence: `16-byte`, `1KiB`.
 pub fn size_words(size: usize, label: &str) -> String {
     if size < 1024 { format!("{size}-byte") } else { label.to_string() }
@@ -79,6 +84,7 @@ mod tests {
         assert_eq!(bytes(3 << 19), "1.5 MiB");
         assert_eq!((percent(0.24), whole_percent(0.1)), ("24.0%".into(), "10%".into()));
         assert_eq!((ratio_span(11.2, 20.4), ratio_span(1.41, 1.44)), ("11 to 20".into(), "1.4".into()));
+        assert_eq!(cores(0.5), "0.50 cores");
         assert_eq!((size_words(16, "16B"), size_words(1024, "1KiB")), ("16-byte".into(), "1KiB".into()));
     }
 }

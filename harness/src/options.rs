@@ -31,6 +31,8 @@ pub struct Options {
     /// A signal to send one role on purpose (the fault suite; docs/FAULTS.md).
     pub fault: Option<Fault>,
     pub order: Order,
+    /// `--buffer`, in bytes.
+    pub buffer: Option<usize>,
 }
 
 /// A results file to finish (`run --resume`): where it is and what it holds.
@@ -73,6 +75,10 @@ pub struct Measure {
     /// then run 2, ... (A B A B), so that a drift of the machine reaches every library alike.
     #[arg(long, default_value = "sequential")]
     order: String,
+    /// Gives every library a queue of this many bytes of messages (64KiB, 1MiB, ...) where it
+    /// lets one set its depth; without it each library runs its own defaults.
+    #[arg(long, value_name = "BYTES")]
+    buffer: Option<String>,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true)]
     fault: Option<String>,
@@ -92,6 +98,7 @@ impl Measure {
             grace,
             fault,
             order,
+            buffer,
         } = self;
         let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
         if runs == 0 {
@@ -115,6 +122,9 @@ impl Measure {
             fault: fault.as_deref().map(Fault::parse).transpose()?,
             order: Order::parse(&order)
                 .ok_or_else(|| anyhow!("--order {order:?}: sequential or interleaved"))?,
+            buffer: buffer
+                .map(|b| matrix::parse_size(&b).map_err(|e| anyhow!("--buffer: {e}")))
+                .transpose()?,
         })
     }
 
@@ -176,6 +186,7 @@ impl Measure {
             grace: duration("grace", &self.grace)?,
             fault: None,
             order: s.order,
+            buffer: s.buffer_bytes,
         };
         results::remove_partial_copies(&path);
         Ok((options, Resume { path, doc }))

@@ -56,6 +56,10 @@ pub struct Settings {
     pub skip_oversubscribed: bool,
     #[serde(default = "Order::default")]
     pub order: Order,
+    /// `--buffer`: the bytes of messages each library's channel was asked to hold, where the
+    /// library lets one set its depth; absent: every library's own defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_bytes: Option<usize>,
     pub cases: Vec<String>,
     pub libraries: Vec<String>,
 }
@@ -244,9 +248,19 @@ pub struct Figures {
     pub p50_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<f64>,
-    /// A lossy broadcast: the share of the measured window's messages its subscribers lost.
+    /// A lossy broadcast: the share of the measured window's messages lost by the subscriber
+    /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_share: Option<f64>,
+    /// Cores busy: the CPU seconds per second of every role's process, added up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_busy: Option<f64>,
+    /// CPU time of all the processes per message (or call): cores busy over the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns_per_msg: Option<f64>,
+    /// The peak resident memory of every role's process, added up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<f64>,
 }
 
 /// One child's figures for one trial, as it reports them (one JSON line) and as the results
@@ -282,6 +296,55 @@ pub struct RoleReport {
     /// of its loop: what the library maps for this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_mapped_bytes: Option<u64>,
+    /// What the role's measured window cost its process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+    /// What the channel holds between sender and receiver, as the adapter set this endpoint up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferRecord>,
+}
+
+/// A channel's depth as an adapter reported it (`ipcbench_api::Buffer`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<usize>,
+    /// What set it, and what limit cut what `--buffer` asked, if one did.
+    pub how: String,
+}
+
+impl From<ipcbench_api::Buffer> for BufferRecord {
+    fn from(b: ipcbench_api::Buffer) -> Self {
+        BufferRecord { messages: b.messages, bytes: b.bytes, how: b.how }
+    }
+}
+
+/// What one role's measured window cost its process (`getrusage(RUSAGE_SELF)` at the window's
+/// start and end: every thread of the process, a library's own included). A driving role's window
+/// is the measured one; a receiving role's runs from its first measured message (or, if none
+/// came, the start of its loop) to the end of its channel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub window_ns: u64,
+    /// CPU time in user and kernel mode over the window.
+    pub user_ns: u64,
+    pub system_ns: u64,
+    /// Context switches over the window: the process gave up its core (waited), or was made to.
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// The process's peak resident memory over its life (`ru_maxrss`), at the window's end.
+    pub peak_rss_bytes: u64,
+    /// The process's threads at the window's end.
+    pub threads: u64,
+}
+
+impl Cost {
+    /// CPU seconds per second of the window.
+    pub fn cores_busy(&self) -> Option<f64> {
+        (self.window_ns > 0).then(|| (self.user_ns + self.system_ns) as f64 / self.window_ns as f64)
+    }
 }
 
 impl RoleReport {
@@ -303,6 +366,8 @@ impl RoleReport {
             p50_ns: None,
             taken_file: None,
             shared_mapped_bytes: None,
+            cost: None,
+            buffer: None,
         }
     }
 

@@ -16,8 +16,12 @@
 //!
 //! A message is one `offer` (retried while back-pressured); a receive is one `poll` with fragment
 //! limit 1 that copies the fragment into the harness's buffer. Aeron's subscriptions are polled:
-//! there is no blocking receive, so Aeron is measured polling only. A sender ends by offering an
-//! end marker (see `ipcbench_api::end`); its receivers end when they have polled it.
+//! there is no blocking receive. Its users wait with an idle strategy between polls that found
+//! nothing, and so does the waiting mode here: Aeron's own backoff strategy
+//! (`aeron_idle_strategy_backoff_idle` with Aeron's defaults: 10 spins, 20 yields, then parks of
+//! 1 µs doubling to 1 ms), reset by every poll that brings a fragment. The polling mode polls
+//! again at once. A sender ends by offering an end marker (see `ipcbench_api::end`); its
+//! receivers end when they have polled it.
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -29,8 +33,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Batch, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
-    Support, Tx, Unsupported, retry_until,
+    Batch, Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup,
+    Side, Support, Tx, Unsupported, retry_until,
 };
 use rusteron_media_driver::bindings::aeron_threading_mode_enum;
 use rusteron_media_driver::{
@@ -49,8 +53,9 @@ const CHANNEL: &std::ffi::CStr = c"aeron:ipc";
 /// Stream ids: the data one way, and the round trip's replies.
 const FORTH: i32 = 1001;
 const BACK: i32 = 1002;
-/// Polling only: Aeron's subscriptions have no blocking receive.
-const MODES: &[RecvMode] = &[RecvMode::Polling];
+/// Both: polls in a loop (polling), or polls with Aeron's backoff idle strategy between empty
+/// polls (waiting).
+const MODES: &[RecvMode] = &RecvMode::ALL;
 
 impl Library for AeronIpc {
     type Stream = Pair<Sending, Receiving, Aeron>;
@@ -94,13 +99,17 @@ impl Library for AeronIpc {
                 ("fragment limit", format!("{FRAGMENT_LIMIT}; in the batch cases, the batch (16 or 64)")),
                 ("channel", "aeron:ipc, exclusive publications".into()),
                 ("driver directory", "/dev/shm/<trial name>-aeron, deleted on start and on shutdown".into()),
-                ("receive", "polling only: Aeron has no blocking receive".into()),
+                (
+                    "receive",
+                    "polling: poll again at once; waiting: Aeron's backoff idle strategy between empty polls \
+                     (10 spins, 20 yields, parks of 1 µs doubling to 1 ms)"
+                        .into(),
+                ),
             ],
         }
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Pair<Sending, Receiving, Aeron>>> {
-        check(setup)?;
         let round_trip = setup.stream_or_round_trip()?;
         // The connecting side (sender, pinger) runs the media driver.
         let driver = match side {
@@ -123,12 +132,13 @@ impl Library for AeronIpc {
         if let Some(rx) = &rx {
             rx.wait_for_publication(setup)?;
         }
+        let buffer = window(setup, tx.as_ref().map(Sending::term_length).transpose()?);
         let pair = Pair { tx, rx, keep: aeron };
-        Ok(Opened { endpoint: pair, owner: driver.map(|d| Box::new(d) as Box<dyn std::any::Any + Send>) })
+        let opened = Opened::owned(pair, driver.map(|d| Box::new(d) as Box<dyn std::any::Any + Send>));
+        Ok(opened.buffered(buffer))
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Sending>> {
-        check(setup)?;
         let (lossy, _) = setup.broadcast("publisher")?;
         if lossy {
             bail!("Aeron has no lossy broadcast here: IPC subscriptions are tethered");
@@ -137,22 +147,80 @@ impl Library for AeronIpc {
         let aeron = connect(setup)?;
         let mut s = Sending::open(&aeron, setup, FORTH)?;
         s._aeron = Some(aeron);
-        Ok(Opened { endpoint: s, owner: Some(Box::new(driver)) })
+        let buffer = window(setup, Some(s.term_length()?));
+        Ok(Opened::owned(s, Some(Box::new(driver))).buffered(buffer))
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Receiving>> {
-        check(setup)?;
         setup.broadcast("subscriber")?;
         let aeron = connect(setup)?;
         let mut r = Receiving::open(&aeron, setup, FORTH)?;
         r.wait_for_publication(setup)?;
         r._aeron = Some(aeron);
-        Ok(Opened::new(r))
+        Ok(Opened::new(r).buffered(window(setup, None)))
     }
 }
 
-fn check(setup: &Setup) -> Result<()> {
-    setup.require_mode(MODES, "Aeron is measured only polling (it has no blocking receive)")
+/// Aeron's backoff idle strategy, as its agents use it: the state Aeron allocates for it.
+struct Backoff(std::ptr::NonNull<std::ffi::c_void>);
+
+impl Backoff {
+    fn new() -> Result<Backoff> {
+        use rusteron_media_driver::bindings as c;
+        let mut state = std::ptr::null_mut();
+        // SAFETY: Aeron allocates and fills the state; this value owns it until drop.
+        let r = unsafe { c::aeron_idle_strategy_backoff_state_init(&mut state, 10, 20, 1_000, 1_000_000) };
+        match std::ptr::NonNull::new(state) {
+            Some(state) if r == 0 => Ok(Backoff(state)),
+            _ => bail!("aeron_idle_strategy_backoff_state_init failed ({r})"),
+        }
+    }
+
+    /// After a poll that found `work` fragments: resets on work, else spins, yields or parks.
+    #[inline]
+    fn idle(&mut self, work: i32) {
+        // SAFETY: the state made in `new`, used by this thread only.
+        unsafe { rusteron_media_driver::bindings::aeron_idle_strategy_backoff_idle(self.0.as_ptr(), work) }
+    }
+}
+
+impl Drop for Backoff {
+    fn drop(&mut self) {
+        // SAFETY: allocated by Aeron in `new`, freed once.
+        unsafe { rusteron_media_driver::bindings::aeron_free(self.0.as_ptr()) }
+    }
+}
+
+// SAFETY: the state is plain memory, used by one thread at a time (the endpoint's owner).
+unsafe impl Send for Backoff {}
+
+/// The IPC term length: `--buffer` rounded up to a power of two within Aeron's bounds (64 KiB
+/// to 1 GiB), or `TERM`.
+fn term(setup: &Setup) -> usize {
+    setup.buffer.map_or(TERM, |b| b.next_power_of_two().clamp(64 << 10, 1 << 30))
+}
+
+/// What an IPC publication lets a sender run ahead of its slowest subscriber: its window, half
+/// the term (`read`: the term as the publication says, where this end has one), in frames of
+/// the case's messages.
+fn window(setup: &Setup, read: Option<usize>) -> Buffer {
+    let term = read.unwrap_or_else(|| term(setup));
+    let why = match (setup.buffer, read) {
+        (None, _) => "the adapter's term".to_string(),
+        (Some(b), _) if b == term => "--buffer".to_string(),
+        (Some(b), _) => format!("--buffer {b} made a power of two from 64 KiB"),
+    };
+    let back = if read.is_some() { ", read back" } else { " (the sender's driver sets it)" };
+    let bytes = term / 2;
+    Buffer {
+        messages: Some(bytes / frame_step(setup.size)),
+        bytes: Some(bytes),
+        how: format!(
+            "the publication window, half the IPC term of {term} bytes ({why}{back}); each message a \
+             frame of {} bytes",
+            frame_step(setup.size)
+        ),
+    }
 }
 
 /// The media driver's directory for this trial, in /dev/shm (memory) like Aeron's own default.
@@ -180,7 +248,7 @@ impl Driver {
             context.set_dir_delete_on_start(true)?;
             context.set_dir_delete_on_shutdown(true)?;
             context.set_threading_mode(aeron_threading_mode_enum::AERON_THREADING_MODE_SHARED)?;
-            context.set_ipc_term_buffer_length(TERM)?;
+            context.set_ipc_term_buffer_length(term(setup))?;
             Ok(())
         };
         settings().map_err(|e| anyhow!("setting up the media driver in {dir}: {e:?}"))?;
@@ -297,6 +365,13 @@ impl Sending {
         Ok(Sending { publication, block, log, index: setup.index, timeout: setup.timeout, _aeron: None })
     }
 
+    /// The publication's term length, as its constants say.
+    fn term_length(&self) -> Result<usize> {
+        let c =
+            self.publication.get_constants().map_err(|e| anyhow!("the publication's constants: {e:?}"))?;
+        Ok(c.term_buffer_length())
+    }
+
     /// Retries what Aeron says to retry, fails on the rest.
     #[inline]
     fn retry(result: i64, what: &str) -> Result<bool> {
@@ -403,6 +478,8 @@ pub struct Receiving {
     ends: Ends,
     /// Every sender has ended: the next batch receive says so.
     ended: bool,
+    /// Waiting mode: the idle strategy between polls that found nothing.
+    idle: Option<Backoff>,
     _aeron: Option<Aeron>,
 }
 
@@ -412,7 +489,8 @@ impl Receiving {
             .async_add_subscription(CHANNEL, stream, Handlers::NONE, Handlers::NONE)
             .and_then(|a| a.poll_blocking(setup.timeout))
             .map_err(|e| anyhow!("adding a subscription on aeron:ipc stream {stream}: {e:?}"))?;
-        Ok(Receiving { subscription, size: setup.size, ends: Ends::new(1), ended: false, _aeron: None })
+        let idle = if setup.mode == RecvMode::Waiting { Some(Backoff::new()?) } else { None };
+        Ok(Receiving { subscription, size: setup.size, ends: Ends::new(1), ended: false, idle, _aeron: None })
     }
 
     /// Waits until the publication's image is there: from then on it receives from its start.
@@ -451,10 +529,16 @@ impl Rx for Receiving {
             if over > 0 {
                 bail!("a fragment of {over} bytes after {filled} bytes of a message of {}", self.size);
             }
+            if let Some(idle) = &mut self.idle {
+                idle.idle(fragments);
+            }
             if filled >= self.size {
                 return Ok(Received::Message(filled));
             }
             if filled == 0 {
+                if self.idle.is_some() {
+                    continue;
+                }
                 return Ok(Received::Empty);
             }
             // An end marker, never fragmented, comes alone; anything else shorter than a message
@@ -469,38 +553,46 @@ impl Rx for Receiving {
     /// whose length the check below validates) copied to its place in `buf`.
     #[inline]
     fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
-        if self.ended {
-            return Ok(Batch::Closed);
+        loop {
+            if self.ended {
+                return Ok(Batch::Closed);
+            }
+            let room = buf.len() / size;
+            let (mut k, mut wrong, mut marker) = (0usize, None, None);
+            let ends = &mut self.ends;
+            let fragments = self
+                .subscription
+                .poll_fn(
+                    |data: &[u8], _| {
+                        if data.len() == size && k < room {
+                            buf[k * size..(k + 1) * size].copy_from_slice(data);
+                            k += 1;
+                        } else if end::is_marker(data.len()) {
+                            marker = Some(ends.see(data));
+                        } else {
+                            wrong = Some(data.len());
+                        }
+                    },
+                    room,
+                )
+                .map_err(|e| anyhow!("poll: {e:?}"))?;
+            if let Some(len) = wrong {
+                bail!("a frame of {len} bytes arrived; messages of this case have {size}");
+            }
+            if let Some(all) = marker {
+                self.ended = all?;
+            }
+            if let Some(idle) = &mut self.idle {
+                idle.idle(fragments);
+            }
+            match k {
+                0 if self.ended => return Ok(Batch::Closed),
+                // Waiting: poll again after the idle strategy.
+                0 if self.idle.is_some() => {}
+                0 => return Ok(Batch::Empty),
+                k => return Ok(Batch::Messages(k)),
+            }
         }
-        let room = buf.len() / size;
-        let (mut k, mut wrong, mut marker) = (0usize, None, None);
-        let ends = &mut self.ends;
-        self.subscription
-            .poll_fn(
-                |data: &[u8], _| {
-                    if data.len() == size && k < room {
-                        buf[k * size..(k + 1) * size].copy_from_slice(data);
-                        k += 1;
-                    } else if end::is_marker(data.len()) {
-                        marker = Some(ends.see(data));
-                    } else {
-                        wrong = Some(data.len());
-                    }
-                },
-                room,
-            )
-            .map_err(|e| anyhow!("poll: {e:?}"))?;
-        if let Some(len) = wrong {
-            bail!("a frame of {len} bytes arrived; messages of this case have {size}");
-        }
-        if let Some(all) = marker {
-            self.ended = all?;
-        }
-        Ok(match k {
-            0 if self.ended => Batch::Closed,
-            0 => Batch::Empty,
-            k => Batch::Messages(k),
-        })
     }
 }
 
@@ -512,35 +604,55 @@ mod tests {
 
     #[test]
     fn a_lossless_broadcast_reaches_every_subscriber_in_order() {
-        let place = Scratch::new("aeron-bcast");
         let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
-        testing::broadcast_in_order::<AeronIpc>(
-            &Setup { mode: RecvMode::Polling, ..place.setup(shape) },
-            5000,
-        );
+        testing::in_each_mode::<AeronIpc>("aeron-bcast", shape, |setup| {
+            testing::broadcast_in_order::<AeronIpc>(setup, 5000);
+        });
     }
 
-    // Polling only (`MODES`). An offer takes any length, and a receive after `Closed` polls
-    // again: the contract's checks only.
+    // An offer takes any length, and a receive after `Closed` polls again: the contract's checks
+    // only.
     #[test]
     fn a_stream_arrives_in_order_then_ends() {
-        assert_eq!(AeronIpc::info().modes, MODES);
-        let place = Scratch::new("aeron-stream");
-        let setup = Setup { size: 64, mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
-        testing::stream_delivers::<AeronIpc>(&setup, 5000, || {});
+        assert_eq!(AeronIpc::info().modes, &RecvMode::ALL);
+        testing::in_each_mode::<AeronIpc>("aeron-stream", Shape::Stream, |setup| {
+            testing::stream_delivers::<AeronIpc>(&Setup { size: 64, ..*setup }, 5000, || {});
+        });
     }
 
     #[test]
     fn round_trips_answer_each_request() {
-        let place = Scratch::new("aeron-rtt");
-        let setup = Setup { size: 1024, mode: RecvMode::Polling, ..place.setup(Shape::RoundTrip) };
-        testing::round_trips::<AeronIpc>(&setup, 300);
+        testing::in_each_mode::<AeronIpc>("aeron-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<AeronIpc>(&Setup { size: 1024, ..*setup }, 300);
+        });
     }
 
+    /// The term is 64 MiB by default; `--buffer` sets it, made a power of two; the sender reads
+    /// it back from its publication.
     #[test]
-    fn waiting_is_refused() {
-        let place = Scratch::new("aeron-waiting");
-        let e = AeronIpc::stream(&place.setup(Shape::Stream), Side::Connect).err().unwrap().to_string();
-        assert_eq!(e, "Aeron is measured only polling (it has no blocking receive), not waiting");
+    fn the_buffer_sets_the_term() {
+        for (label, buffer, term) in [("aeron-buf", None, TERM), ("aeron-buf1m", Some(1000 << 10), 1 << 20)] {
+            let place = Scratch::new(label);
+            let setup = Setup { buffer, timeout: Duration::from_secs(2), ..place.setup(Shape::Stream) };
+            let [receiver, sender] = testing::stream_buffers::<AeronIpc>(&setup);
+            let (receiver, sender) = (receiver.unwrap(), sender.unwrap());
+            assert_eq!(sender.bytes, Some(term / 2), "{}", sender.how);
+            assert_eq!(sender.messages, Some(term / 2 / 64), "frames of 64 bytes for 16: {}", sender.how);
+            assert!(sender.how.contains("read back"), "{}", sender.how);
+            assert_eq!(receiver.bytes, sender.bytes, "{}", receiver.how);
+        }
+    }
+
+    /// The backoff strategy's state is made, used and freed.
+    #[test]
+    fn the_waiting_idle_strategy_backs_off_and_resets() {
+        let mut backoff = Backoff::new().unwrap();
+        let started = Instant::now();
+        // 10 spins and 20 yields, then parks from 1 µs doubling: 40 idles take a while.
+        for _ in 0..40 {
+            backoff.idle(0);
+        }
+        assert!(started.elapsed() >= Duration::from_micros(500), "{:?}", started.elapsed());
+        backoff.idle(1);
     }
 }

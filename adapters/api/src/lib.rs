@@ -142,9 +142,17 @@ pub struct Setup<'a> {
     pub timeout: Duration,
     /// Messages per send and receive call: 1, or the batch of a batch case (`Tx::send_batch`).
     pub batch: usize,
+    /// `--buffer`: the bytes of messages the channel should hold between a sender and its
+    /// receiver, where the library lets one set its depth; `None`: the library's defaults.
+    pub buffer: Option<usize>,
 }
 
 impl Setup<'_> {
+    /// `--buffer` as messages of the case's size (at least one), or `None` for the defaults.
+    pub fn buffer_messages(&self) -> Option<usize> {
+        self.buffer.map(|bytes| (bytes / self.size.max(1)).max(1))
+    }
+
     /// A broadcast's `(lossy, subscribers)`; an error if the `role` endpoint was asked for
     /// another shape.
     pub fn broadcast(&self, role: &str) -> Result<(bool, usize)> {
@@ -178,17 +186,6 @@ impl Setup<'_> {
             Shape::RoundTrip => Ok(true),
             other => bail!("a stream endpoint was asked for {other:?}"),
         }
-    }
-
-    /// Refuses a receive mode the library is not measured in: `Ok` when `self.mode` is one of
-    /// `modes` (its `LibraryInfo::modes`), else the error "`{measured}`, not `{mode}`", where
-    /// `measured` says what it is measured in and why ("posix-mq is measured only with blocking
-    /// receives (waiting)"). The driver never asks for another mode: this is a guard.
-    pub fn require_mode(&self, modes: &[RecvMode], measured: impl fmt::Display) -> Result<()> {
-        if modes.contains(&self.mode) {
-            return Ok(());
-        }
-        bail!("{measured}, not {}", self.mode)
     }
 
     /// Where member `member` of a work queue or service is wired when, as in brokerless socket
@@ -298,11 +295,57 @@ pub fn linux_version() -> String {
 pub struct Opened<E> {
     pub endpoint: E,
     pub owner: Option<Box<dyn Any + Send>>,
+    /// What the channel holds between sender and receiver, as this endpoint was set up (read
+    /// back from the library where it lets one), for the results' buffers table.
+    pub buffer: Option<Buffer>,
 }
 
 impl<E> Opened<E> {
     pub fn new(endpoint: E) -> Self {
-        Opened { endpoint, owner: None }
+        Opened { endpoint, owner: None, buffer: None }
+    }
+
+    /// An endpoint with the owner's handle of its channel.
+    pub fn owned(endpoint: E, owner: Option<Box<dyn Any + Send>>) -> Self {
+        Opened { endpoint, owner, buffer: None }
+    }
+
+    /// Gives it the owner's handle of its channel.
+    pub fn owning(self, owner: Box<dyn Any + Send>) -> Self {
+        Opened { owner: Some(owner), ..self }
+    }
+
+    /// Says what the channel holds.
+    pub fn buffered(self, buffer: Buffer) -> Self {
+        Opened { buffer: Some(buffer), ..self }
+    }
+}
+
+/// How much a channel holds between a sender and its receiver: the depth of its queue or ring
+/// in messages of the case's size and in bytes, as far as the library counts them, and what set
+/// it (the library's default, or `--buffer`, and any limit that cut what was asked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    pub messages: Option<usize>,
+    pub bytes: Option<usize>,
+    pub how: String,
+}
+
+impl Buffer {
+    /// A queue counted in messages of `size` bytes.
+    pub fn messages(messages: usize, size: usize, how: impl Into<String>) -> Buffer {
+        Buffer { messages: Some(messages), bytes: Some(messages * size), how: how.into() }
+    }
+
+    /// A buffer counted in bytes, whose messages follow from the size (a ring of slots).
+    pub fn bytes(bytes: usize, size: usize, how: impl Into<String>) -> Buffer {
+        Buffer { messages: Some(bytes / size.max(1)), bytes: Some(bytes), how: how.into() }
+    }
+
+    /// A buffer of bytes that the library charges more than the message against (a socket's
+    /// per-write overhead): how many messages fit is not a division.
+    pub fn kernel_bytes(bytes: usize, how: impl Into<String>) -> Buffer {
+        Buffer { messages: None, bytes: Some(bytes), how: how.into() }
     }
 }
 
@@ -497,6 +540,7 @@ mod tests {
             mode,
             timeout: Duration::from_secs(1),
             batch: 1,
+            buffer: None,
         }
     }
 
@@ -510,12 +554,12 @@ mod tests {
     }
 
     #[test]
-    fn a_mode_not_measured_is_refused_with_the_reason() {
-        let polling = setup(Shape::Stream, RecvMode::Polling);
-        polling.require_mode(&RecvMode::ALL, "never").unwrap();
-        polling.require_mode(&[RecvMode::Polling], "never").unwrap();
-        let e = polling.require_mode(&[RecvMode::Waiting], format_args!("{} is measured only so", "x"));
-        assert_eq!(e.unwrap_err().to_string(), "x is measured only so, not polling");
+    fn a_buffer_in_bytes_is_whole_messages_and_at_least_one() {
+        let st = setup(Shape::Stream, RecvMode::Waiting);
+        assert_eq!(st.buffer_messages(), None, "no --buffer: the defaults");
+        assert_eq!(Setup { buffer: Some(1000), ..st }.buffer_messages(), Some(62));
+        assert_eq!(Setup { buffer: Some(3), ..st }.buffer_messages(), Some(1));
+        assert_eq!(Buffer::bytes(4096, 16, "ring").messages, Some(256));
     }
 
     #[test]

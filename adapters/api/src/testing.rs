@@ -1,7 +1,7 @@
 //! Scenarios an adapter's own tests run against its endpoints, in threads of one process: the
 //! same checks for every library, so each adapter tests what is particular to it.
 
-use crate::{Library, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Tx};
+use crate::{Buffer, Library, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Tx};
 use std::any::Any;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +42,7 @@ impl Scratch {
             mode: RecvMode::Waiting,
             timeout: Duration::from_secs(5),
             batch: 1,
+            buffer: None,
         }
     }
 }
@@ -143,7 +144,7 @@ fn stream<L: Library>(setup: &Setup, count: u64, between: impl FnOnce(), strict:
     thread::scope(|s| {
         let rx = s.spawn(|| {
             // Its owner, if any, lives as long as it receives, as in a child.
-            let Opened { endpoint: mut rx, owner } = L::stream(setup, Side::Accept).unwrap();
+            let Opened { endpoint: mut rx, owner, .. } = L::stream(setup, Side::Accept).unwrap();
             both_open.wait();
             let mut buf = vec![0u8; size];
             let mut seq = 0u64;
@@ -167,7 +168,7 @@ fn stream<L: Library>(setup: &Setup, count: u64, between: impl FnOnce(), strict:
         });
         // The sender's owner (a media driver, say) lives until the receiver is done, as the
         // driver's drain keeps it.
-        let Opened { endpoint: mut tx, owner } = L::stream(setup, Side::Connect).unwrap();
+        let Opened { endpoint: mut tx, owner, .. } = L::stream(setup, Side::Connect).unwrap();
         both_open.wait();
         between();
         let mut msg = vec![0u8; size];
@@ -184,6 +185,25 @@ fn stream<L: Library>(setup: &Setup, count: u64, between: impl FnOnce(), strict:
     });
 }
 
+/// What each end of a stream says its channel holds (`Opened::buffer`, read back from the
+/// library where it lets one): the accepting side's, then the connecting side's. Both ends are
+/// opened as in a trial, then closed together (some senders wait in their drop for their peer).
+pub fn stream_buffers<L: Library>(setup: &Setup) -> [Option<Buffer>; 2] {
+    let both_open = Gate::new(2, setup.timeout);
+    thread::scope(|s| {
+        let accepting = s.spawn(|| {
+            let opened = L::stream(setup, Side::Accept).unwrap();
+            both_open.wait();
+            opened.buffer.clone()
+        });
+        let connecting = L::stream(setup, Side::Connect).unwrap();
+        both_open.wait();
+        let theirs = connecting.buffer.clone();
+        drop(connecting);
+        [accepting.join().unwrap(), theirs]
+    })
+}
+
 /// `count` round trips on a stream, the client opening first: every reply is its request.
 /// As in a trial, nothing is sent before both ends are open.
 pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
@@ -191,12 +211,12 @@ pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
     let both_open = Gate::new(2, setup.timeout);
     thread::scope(|s| {
         let client = s.spawn(|| {
-            let Opened { endpoint: mut c, owner } = L::stream(setup, Side::Connect).unwrap();
+            let Opened { endpoint: mut c, owner, .. } = L::stream(setup, Side::Connect).unwrap();
             both_open.wait();
             call(&mut c, size, 0, count);
             owner
         });
-        let Opened { endpoint: mut answerer, owner } = L::stream(setup, Side::Accept).unwrap();
+        let Opened { endpoint: mut answerer, owner, .. } = L::stream(setup, Side::Accept).unwrap();
         both_open.wait();
         assert_eq!(echo(&mut answerer, size), count);
         // The echo closes first: a client may wait in its drop until its peer has closed.
@@ -249,7 +269,7 @@ pub fn broadcast_in_order<L: Library>(setup: &Setup, count: u64) -> Vec<u64> {
                 })
             })
             .collect();
-        let Opened { endpoint: mut tx, owner } = L::publisher(&at(0)).unwrap();
+        let Opened { endpoint: mut tx, owner, .. } = L::publisher(&at(0)).unwrap();
         all_open.wait();
         let mut msg = vec![0u8; size];
         for seq in 0..count {
@@ -312,7 +332,7 @@ pub fn queue_exactly_once<L: Library>(setup: &Setup, per: u64) {
             .collect();
         // Last, as every member is on its way: a producer's set-up may wait for the consumers
         // (ZeroMQ, NNG), and the owner's for every member (FastIPC).
-        let Opened { endpoint: mut first, owner } = L::producer(&at(0)).unwrap();
+        let Opened { endpoint: mut first, owner, .. } = L::producer(&at(0)).unwrap();
         send(&mut first, 0);
         drop(first);
         for p in others {
@@ -342,7 +362,7 @@ pub fn service_replies<L: Library>(setup: &Setup, per: u64) -> Vec<u64> {
             .map(|i| {
                 let owners = owners.clone();
                 s.spawn(move || {
-                    let Opened { endpoint: mut sv, owner } = L::server(&at(i)).unwrap();
+                    let Opened { endpoint: mut sv, owner, .. } = L::server(&at(i)).unwrap();
                     owners.send(owner).unwrap();
                     all_open.wait();
                     echo(&mut sv, size)

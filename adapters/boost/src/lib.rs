@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
-    Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 
 unsafe extern "C" {
@@ -122,8 +122,8 @@ impl Library for Boost {
         let wait = setup.mode == RecvMode::Waiting;
         let pair = match side {
             Side::Accept => {
-                let rx = Queue::create(&forth, setup.size)?;
-                let tx = if round_trip { Some(Queue::create(&back, setup.size)?) } else { None };
+                let rx = Queue::create(&forth, setup)?;
+                let tx = if round_trip { Some(Queue::create(&back, setup)?) } else { None };
                 Pair {
                     tx: tx.map(|queue| Sender { queue, ends: Some(setup.timeout) }),
                     rx: Some(Receiver { queue: rx, wait, closed: false }),
@@ -132,8 +132,8 @@ impl Library for Boost {
             }
             Side::Connect => {
                 let deadline = Instant::now() + setup.timeout;
-                let tx = Queue::open(&forth, setup.size, deadline)?;
-                let rx = if round_trip { Some(Queue::open(&back, setup.size, deadline)?) } else { None };
+                let tx = Queue::open(&forth, setup, deadline)?;
+                let rx = if round_trip { Some(Queue::open(&back, setup, deadline)?) } else { None };
                 // Both sides have the queues mapped: the names can go.
                 remove(setup.name);
                 Pair {
@@ -143,26 +143,36 @@ impl Library for Boost {
                 }
             }
         };
-        Ok(Opened::new(pair))
+        let queue = match (&pair.rx, &pair.tx) {
+            (Some(rx), _) => &rx.queue,
+            (None, Some(tx)) => &tx.queue,
+            (None, None) => bail!("a stream end that neither sends nor receives"),
+        };
+        let buffer = queue.buffer(setup);
+        Ok(Opened::new(pair).buffered(buffer))
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Sender>> {
         let (_, consumers) = setup.queue("producer")?;
         let name = &names(setup.name)[2];
         if setup.index != 0 {
-            let queue = Queue::open(name, setup.size, Instant::now() + setup.timeout)?;
-            return Ok(Opened::new(Sender { queue, ends: None }));
+            let queue = Queue::open(name, setup, Instant::now() + setup.timeout)?;
+            let buffer = queue.buffer(setup);
+            return Ok(Opened::new(Sender { queue, ends: None }).buffered(buffer));
         }
-        let queue = Queue::create(name, setup.size)?;
-        let own = Queue::open(name, setup.size, Instant::now())?;
+        let queue = Queue::create(name, setup)?;
+        let own = Queue::open(name, setup, Instant::now())?;
         let owner = QueueOwner { queue: own, consumers, timeout: setup.timeout };
-        Ok(Opened { endpoint: Sender { queue, ends: None }, owner: Some(Box::new(owner)) })
+        let buffer = queue.buffer(setup);
+        Ok(Opened::owned(Sender { queue, ends: None }, Some(Box::new(owner))).buffered(buffer))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Receiver>> {
         setup.queue("consumer")?;
-        let queue = Queue::open(&names(setup.name)[2], setup.size, Instant::now() + setup.timeout)?;
-        Ok(Opened::new(Receiver { queue, wait: setup.mode == RecvMode::Waiting, closed: false }))
+        let queue = Queue::open(&names(setup.name)[2], setup, Instant::now() + setup.timeout)?;
+        let buffer = queue.buffer(setup);
+        Ok(Opened::new(Receiver { queue, wait: setup.mode == RecvMode::Waiting, closed: false })
+            .buffered(buffer))
     }
 }
 
@@ -212,23 +222,38 @@ struct Queue {
 // SAFETY: a message_queue handle may be used from any thread; each is used by one at a time.
 unsafe impl Send for Queue {}
 
+/// Messages each queue holds: `--buffer` in messages, or `DEPTH`.
+fn depth(setup: &Setup) -> usize {
+    setup.buffer_messages().unwrap_or(DEPTH)
+}
+
 impl Queue {
-    fn create(name: &str, size: usize) -> Result<Queue> {
+    /// What this queue holds, as it says (`get_max_msg`).
+    fn buffer(&self, setup: &Setup) -> Buffer {
+        // SAFETY: `q` is an open queue.
+        let depth = unsafe { ipcb_mq_depth(self.q) };
+        let why = if setup.buffer.is_some() { "--buffer" } else { "the adapter's default" };
+        Buffer::messages(depth, self.size, format!("max_num_msg {depth} ({why}, read back)"))
+    }
+
+    fn create(name: &str, setup: &Setup) -> Result<Queue> {
+        let (size, depth) = (setup.size, depth(setup));
         let c = CString::new(name).map_err(|_| anyhow!("queue name {name:?} holds a NUL"))?;
         // A crashed run of the same name would make create_only fail.
         // SAFETY: a NUL-terminated name.
         unsafe { ipcb_mq_remove(c.as_ptr()) };
         let mut err = ErrorText::new();
         // SAFETY: a NUL-terminated name; `err` has room for its length.
-        let q = unsafe { ipcb_mq_create(c.as_ptr(), DEPTH, size, err.ptr(), err.0.len()) };
+        let q = unsafe { ipcb_mq_create(c.as_ptr(), depth, size, err.ptr(), err.0.len()) };
         if q.is_null() {
-            bail!("message_queue(create_only, {name}, {DEPTH}, {size}): {}", err.text());
+            bail!("message_queue(create_only, {name}, {depth}, {size}): {}", err.text());
         }
         Ok(Queue { q, name: name.to_string(), size, err: ErrorText::new() })
     }
 
     /// Opens a queue another process creates, retrying every millisecond until `deadline`.
-    fn open(name: &str, size: usize, deadline: Instant) -> Result<Queue> {
+    fn open(name: &str, setup: &Setup, deadline: Instant) -> Result<Queue> {
+        let (size, want) = (setup.size, depth(setup));
         let c = CString::new(name).map_err(|_| anyhow!("queue name {name:?} holds a NUL"))?;
         let attempt = || {
             let mut err = ErrorText::new();
@@ -239,9 +264,9 @@ impl Queue {
                 let queue = Queue { q, name: name.to_string(), size, err: ErrorText::new() };
                 // SAFETY: `q` is an open queue.
                 let (max, depth) = unsafe { (ipcb_mq_max_size(q), ipcb_mq_depth(q)) };
-                if max != size || depth != DEPTH {
+                if max != size || depth != want {
                     bail!(
-                        "{name} holds {depth} messages of up to {max} bytes, not {DEPTH} of the case's {size}"
+                        "{name} holds {depth} messages of up to {max} bytes, not {want} of the case's {size}"
                     );
                 }
                 return Ok(Ok(queue));
@@ -391,6 +416,20 @@ mod tests {
 
     fn shm(name: &str) -> bool {
         Path::new("/dev/shm").join(name).exists()
+    }
+
+    /// A queue holds 1024 messages by default, `--buffer`'s messages with it.
+    #[test]
+    fn the_buffer_sets_the_queues_depth() {
+        for (label, buffer, depth) in [("boost-buf", None, DEPTH), ("boost-buf64k", Some(64 << 10), 4096)] {
+            let place = Scratch::new(label);
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<Boost>(&setup) {
+                let b = b.unwrap();
+                assert_eq!((b.messages, b.bytes), (Some(depth), Some(depth * 16)), "{}", b.how);
+                assert_eq!(b.how.contains("--buffer"), buffer.is_some(), "{}", b.how);
+            }
+        }
     }
 
     #[test]

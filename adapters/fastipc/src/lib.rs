@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
 use ipcbench_api::{
-    Batch, Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result, Rx,
-    Setup, Shape, Side, Support, Tx, anyhow, bail,
+    Batch, Buffer, Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result,
+    Rx, Setup, Shape, Side, Support, Tx, anyhow, bail,
 };
 
 /// Each direction of a stream's connection.
@@ -23,6 +23,29 @@ pub const SERVICE_RING: usize = 1 << 16;
 
 pub struct FastIpc;
 
+/// FastIPC's largest ring.
+const LARGEST_RING: usize = 1 << 31;
+
+/// A ring's bytes: `--buffer` rounded up to a power of two within FastIPC's bounds (`least`:
+/// 1024 for a stream, 4096 for the rest), or the adapter's `default`; and what set it.
+fn ring(setup: &Setup, default: usize, least: usize) -> (usize, String) {
+    match setup.buffer {
+        None => (default, "the adapter's default".into()),
+        Some(b) => {
+            let bytes = b.next_power_of_two().clamp(least, LARGEST_RING);
+            let cut =
+                if bytes == b { String::new() } else { format!(", {b} made a power of two from {least}") };
+            (bytes, format!("--buffer{cut}"))
+        }
+    }
+}
+
+/// A ring of `bytes`, as FastIPC reports it (`read`: its capacity from `max_piece`, where that
+/// says it), with FastIPC's framing inside it: how many messages fit is not a division.
+fn ring_buffer(bytes: usize, read: Option<usize>, what: &str, why: &str) -> Buffer {
+    let back = if read == Some(bytes) { ", read back" } else { "" };
+    Buffer::kernel_bytes(bytes, format!("{what} of {bytes} bytes ({why}{back}), FastIPC's framing in it"))
+}
 /// One connection, and the timeout its receives use: `None` waits, `NO_WAIT` polls.
 pub struct Endpoint {
     conn: Connection,
@@ -159,30 +182,38 @@ impl Library for FastIpc {
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
         match side {
             Side::Accept => {
-                let mut listener = fipc::stream::create(setup.name, STREAM_RING)
-                    .with_context(|| format!("fipc::stream::create({})", setup.name))?;
+                let (bytes, why) = ring(setup, STREAM_RING, 1024);
+                let mut listener = fipc::stream::create(setup.name, bytes)
+                    .with_context(|| format!("fipc::stream::create({}, {bytes})", setup.name))?;
                 let conn = listener.accept(setup.timeout).with_context(|| {
                     format!("fipc accept on {} (no client within {:?})", setup.name, setup.timeout)
                 })?;
+                // A stream's zero-copy calls take its capacity less 64 bytes.
+                let buffer = ring_buffer(bytes, Some(conn.max_piece() + 64), "a ring each way", &why);
                 let mut endpoint = Endpoint::new(conn, setup);
                 endpoint._listener = Some(listener);
-                Ok(Opened::new(endpoint))
+                Ok(Opened::new(endpoint).buffered(buffer))
             }
             Side::Connect => {
                 let conn = fipc::stream::connect(setup.name, setup.timeout)
                     .with_context(|| format!("fipc::stream::connect({})", setup.name))?;
-                Ok(Opened::new(Endpoint::new(conn, setup)))
+                let read = conn.max_piece() + 64;
+                let buffer = ring_buffer(read, Some(read), "a ring each way (the server's)", "as created");
+                Ok(Opened::new(Endpoint::new(conn, setup)).buffered(buffer))
             }
         }
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Endpoint>> {
         let (_, subscribers) = counts(setup);
-        let conn = fipc::broadcast::create(setup.name, BROADCAST_RING, subscribers, fipc::FOREVER)
-            .with_context(|| format!("fipc::broadcast::create({})", setup.name))?;
+        let (bytes, why) = ring(setup, BROADCAST_RING, 4096);
+        let conn = fipc::broadcast::create(setup.name, bytes, subscribers, fipc::FOREVER)
+            .with_context(|| format!("fipc::broadcast::create({}, {bytes})", setup.name))?;
         conn.wait_for_members(subscribers, setup.timeout)
             .map_err(|e| anyhow!("waiting for {subscribers} subscribers on {}: {e}", setup.name))?;
-        Ok(Opened::new(Endpoint::new(conn, setup)))
+        // A broadcast's longest message is a quarter of its capacity.
+        let buffer = ring_buffer(bytes, Some(conn.max_piece() * 4), "a broadcast memory", &why);
+        Ok(Opened::new(Endpoint::new(conn, setup)).buffered(buffer))
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -201,7 +232,7 @@ impl Library for FastIpc {
         // Producer 0 owns the queue: it lives until the driver says every producer is done.
         let owner = if setup.index == 0 {
             Some(
-                fipc::queue::create(setup.name, QUEUE_RING, producers, consumers)
+                fipc::queue::create(setup.name, ring(setup, QUEUE_RING, 4096).0, producers, consumers)
                     .with_context(|| format!("fipc::queue::create({})", setup.name))?,
             )
         } else {
@@ -214,7 +245,10 @@ impl Library for FastIpc {
                 anyhow!("waiting for {producers} producers and {consumers} consumers on {}: {e}", setup.name)
             })?;
         }
-        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|q| Box::new(q) as _) })
+        let (bytes, why) = ring(setup, QUEUE_RING, 4096);
+        // A work queue's longest message is a quarter of its capacity.
+        let buffer = ring_buffer(bytes, Some(conn.max_piece() * 4), "a ring per producer", &why);
+        Ok(Opened::owned(Endpoint::new(conn, setup), owner.map(|q| Box::new(q) as _)).buffered(buffer))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -234,8 +268,14 @@ impl Library for FastIpc {
         // Server 0 owns the service: it lives until the driver says every client is done.
         let owner = if setup.index == 0 {
             Some(
-                fipc::service::create(setup.name, SERVICE_RING, setup.size, clients, servers)
-                    .with_context(|| format!("fipc::service::create({})", setup.name))?,
+                fipc::service::create(
+                    setup.name,
+                    ring(setup, SERVICE_RING, 4096).0,
+                    setup.size,
+                    clients,
+                    servers,
+                )
+                .with_context(|| format!("fipc::service::create({})", setup.name))?,
             )
         } else {
             None
@@ -247,7 +287,7 @@ impl Library for FastIpc {
                 anyhow!("waiting for {clients} clients and {servers} servers on {}: {e}", setup.name)
             })?;
         }
-        Ok(Opened { endpoint: Endpoint::new(conn, setup), owner: owner.map(|s| Box::new(s) as _) })
+        Ok(Opened::owned(Endpoint::new(conn, setup), owner.map(|s| Box::new(s) as _)))
     }
 }
 
@@ -255,6 +295,23 @@ impl Library for FastIpc {
 mod tests {
     use super::*;
     use ipcbench_api::testing::{self, Scratch, in_each_mode};
+
+    /// A stream's rings are 256 KiB by default; `--buffer` sets them, made a power of two; both
+    /// ends read the capacity back.
+    #[test]
+    fn the_buffer_sets_the_stream_rings() {
+        for (label, buffer, bytes) in
+            [("fbuf", None, STREAM_RING), ("fbuf64k", Some(64 << 10), 65536), ("fbuf1000", Some(1000), 1024)]
+        {
+            let place = Scratch::new(label);
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<FastIpc>(&setup) {
+                let b = b.unwrap();
+                assert_eq!(b.bytes, Some(bytes), "{}", b.how);
+                assert!(b.how.contains("read back"), "{}", b.how);
+            }
+        }
+    }
 
     #[test]
     fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {

@@ -44,8 +44,8 @@ use iceoryx2::prelude::{
 };
 use iceoryx2::service::port_factory::{event, publish_subscribe, request_response};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape, Side,
-    Support, Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape,
+    Side, Support, Tx, Unsupported, retry_until,
 };
 
 /// iceoryx2.
@@ -137,7 +137,12 @@ impl Library for Iceoryx2 {
         if let Some(rx) = &rx {
             rx.wait_for_publisher(setup)?;
         }
-        Ok(Opened::new(Pair { tx, rx, keep: node }))
+        let buffer = match (&rx, &tx) {
+            (Some(rx), _) => rx.buffer(setup),
+            (None, Some(tx)) => tx.buffer(setup),
+            (None, None) => bail!("a stream end that neither sends nor receives"),
+        };
+        Ok(Opened::new(Pair { tx, rx, keep: node }).buffered(buffer))
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Sending>> {
@@ -145,7 +150,8 @@ impl Library for Iceoryx2 {
         let node = node(setup)?;
         let mut s = Sending::open(&node, setup, "broadcast", subscribers)?;
         s._node = Some(node);
-        Ok(Opened::new(s))
+        let buffer = s.buffer(setup);
+        Ok(Opened::new(s).buffered(buffer))
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Receiving>> {
@@ -154,7 +160,8 @@ impl Library for Iceoryx2 {
         let mut r = Receiving::open(&node, setup, "broadcast")?;
         r.wait_for_publisher(setup)?;
         r._node = Some(node);
-        Ok(Opened::new(r))
+        let buffer = r.buffer(setup);
+        Ok(Opened::new(r).buffered(buffer))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Caller>> {
@@ -272,6 +279,17 @@ fn wait_until(setup: &Setup, what: &str, mut ready: impl FnMut() -> bool) -> Res
     )
 }
 
+/// Samples a subscriber's buffer holds: `--buffer` in messages, or the adapter's default.
+fn depth(setup: &Setup) -> usize {
+    setup.buffer_messages().unwrap_or(BUFFER)
+}
+
+/// A publish-subscribe channel's depth, as read back.
+fn pub_sub_buffer(samples: usize, setup: &Setup, whose: &str) -> Buffer {
+    let why = if setup.buffer.is_some() { "--buffer" } else { "the adapter's default" };
+    Buffer::messages(samples, setup.size, format!("{whose} buffer of {samples} samples ({why}, read back)"))
+}
+
 fn publish_subscribe(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<PubSub> {
     let (lossy, subscribers) = match setup.shape {
         Shape::Broadcast { lossy, subscribers } => (lossy, subscribers),
@@ -283,7 +301,7 @@ fn publish_subscribe(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<PubS
             .publish_subscribe::<[u8]>()
             .max_publishers(1)
             .max_subscribers(subscribers)
-            .subscriber_max_buffer_size(BUFFER)
+            .subscriber_max_buffer_size(depth(setup))
             .history_size(0)
             .enable_safe_overflow(lossy)
             .open_or_create()
@@ -365,6 +383,12 @@ pub struct Sending {
 }
 
 impl Sending {
+    /// What each subscriber's buffer holds, as the service says.
+    fn buffer(&self, setup: &Setup) -> Buffer {
+        let samples = self._service.static_config().subscriber_max_buffer_size();
+        pub_sub_buffer(samples, setup, "the service's largest subscriber")
+    }
+
     /// Waits until `subscribers` subscribers (and their listeners) are there: a late one would
     /// miss the first samples.
     fn open(node: &Node<Svc>, setup: &Setup, what: &str, subscribers: usize) -> Result<Sending> {
@@ -415,11 +439,16 @@ pub struct Receiving {
 }
 
 impl Receiving {
+    /// What this subscriber's buffer holds.
+    fn buffer(&self, setup: &Setup) -> Buffer {
+        pub_sub_buffer(self.subscriber.buffer_size(), setup, "the subscriber's")
+    }
+
     fn open(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<Receiving> {
         let service = publish_subscribe(node, setup, what)?;
         let subscriber = service
             .subscriber_builder()
-            .buffer_size(BUFFER)
+            .buffer_size(depth(setup))
             .create()
             .map_err(|e| anyhow!("creating a subscriber of {what}: {e:?}"))?;
         let listener = match setup.mode {
@@ -620,6 +649,20 @@ impl Tx for Answerer {
 mod tests {
     use super::*;
     use ipcbench_api::testing::{self, Scratch, in_each_mode};
+
+    /// The subscriber's buffer is 256 samples by default, `--buffer`'s messages with it.
+    #[test]
+    fn the_buffer_sets_the_subscribers_samples() {
+        for (label, buffer, samples) in [("ibuf", None, BUFFER), ("ibuf64k", Some(64 << 10), 4096)] {
+            let place = Scratch::new(label);
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<Iceoryx2>(&setup) {
+                let b = b.unwrap();
+                assert_eq!(b.messages, Some(samples), "{}", b.how);
+                assert_eq!(b.how.contains("--buffer"), buffer.is_some(), "{}", b.how);
+            }
+        }
+    }
 
     #[test]
     fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {

@@ -11,24 +11,27 @@
 //! `IpcBytesReceiver::recv` returns a new `Vec<u8>` for every message: ipc-channel has no receive
 //! into a caller's buffer, so every receive here allocates, then copies into the harness's
 //! buffer. Its users pay the same.
+//!
+//! Two receive modes: waiting, `recv`; polling, `try_recv` called again until it brings a
+//! message (`TryRecvError::Empty` until then).
 
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use ipc_channel::IpcError;
 use ipc_channel::ipc::{self, IpcBytesReceiver, IpcBytesSender, IpcOneShotServer, IpcSender};
+use ipc_channel::{IpcError, TryRecvError};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side, Support, Tx,
-    Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 
 /// ipc-channel's byte channels.
 pub struct IpcChannel;
 
-/// Measured waiting only (see the README): its blocking `recv`.
-const MODES: &[RecvMode] = &[RecvMode::Waiting];
+/// Both: its blocking `recv`, and `try_recv` called again.
+const MODES: &[RecvMode] = &RecvMode::ALL;
 
 /// What the connecting side hands the accepting side: the receiving end of the messages it will
 /// send, and for a round trip the sending end of the replies.
@@ -64,7 +67,12 @@ impl Library for IpcChannel {
             largest_message: None,
             configuration: vec![
                 ("channel", "ipc::bytes_channel (Unix SOCK_SEQPACKET socket pair)".into()),
-                ("receive", "IpcBytesReceiver::recv: a new Vec<u8> per message, copied out".into()),
+                (
+                    "receive",
+                    "waiting: IpcBytesReceiver::recv; polling: try_recv again until a message is there; \
+                     a new Vec<u8> per message, copied out"
+                        .into(),
+                ),
                 ("rendezvous", "IpcOneShotServer, its name passed in a file of the trial's directory".into()),
             ],
         }
@@ -72,13 +80,20 @@ impl Library for IpcChannel {
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
         let round_trip = setup.stream_or_round_trip()?;
-        setup.require_mode(MODES, "ipc-channel is measured only with blocking receives (waiting)")?;
         let file = setup.dir.join(format!("{}.ipc-channel", setup.name));
         let channel = match side {
             Side::Accept => accept(&file, setup.timeout)?,
             Side::Connect => connect(&file, setup.timeout, round_trip)?,
         };
-        Ok(Opened::new(channel))
+        let how = match setup.buffer {
+            None => "ipc-channel sets no depth: its socket pair keeps the kernel's default buffers",
+            Some(_) => {
+                "--buffer does not reach it: ipc-channel has no setting for the depth of its socket pair, \
+                 which keeps the kernel's default buffers"
+            }
+        };
+        let buffer = Buffer { messages: None, bytes: None, how: how.into() };
+        Ok(Opened::new(Channel { polling: setup.mode == RecvMode::Polling, ..channel }).buffered(buffer))
     }
 }
 
@@ -101,7 +116,7 @@ fn accept(file: &Path, timeout: Duration) -> Result<Channel> {
             bail!("nobody connected to the one-shot server named in {} within {timeout:?}", file.display())
         }
     };
-    Ok(Channel { tx, rx: Some(rx) })
+    Ok(Channel { tx, rx: Some(rx), polling: false })
 }
 
 /// Waits for the accepting side's name, makes the channels and sends it their other ends.
@@ -121,13 +136,15 @@ fn connect(file: &Path, timeout: Duration, round_trip: bool) -> Result<Channel> 
     };
     let server = IpcSender::<Ends>::connect(name.clone()).with_context(|| format!("connecting to {name}"))?;
     server.send((their_rx, their_tx)).map_err(|e| anyhow!("sending the channel's ends to {name}: {e}"))?;
-    Ok(Channel { tx: Some(tx), rx })
+    Ok(Channel { tx: Some(tx), rx, polling: false })
 }
 
 /// One side of a stream or round trip: what it sends on, what it receives from.
 pub struct Channel {
     tx: Option<IpcBytesSender>,
     rx: Option<IpcBytesReceiver>,
+    /// `try_recv` instead of `recv`.
+    polling: bool,
 }
 
 impl Tx for Channel {
@@ -142,7 +159,8 @@ impl Rx for Channel {
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
         let Some(rx) = &self.rx else { bail!("this end of the channel only sends") };
-        match rx.recv() {
+        let received = if self.polling { rx.try_recv() } else { rx.recv().map_err(TryRecvError::IpcError) };
+        match received {
             Ok(message) => {
                 let n = message.len();
                 let Some(room) = buf.get_mut(..n) else {
@@ -151,8 +169,11 @@ impl Rx for Channel {
                 room.copy_from_slice(&message);
                 Ok(Received::Message(n))
             }
-            Err(IpcError::Disconnected) => Ok(Received::Closed),
-            Err(e) => Err(anyhow!("IpcBytesReceiver::recv: {e}")),
+            Err(TryRecvError::Empty) => Ok(Received::Empty),
+            Err(TryRecvError::IpcError(IpcError::Disconnected)) => Ok(Received::Closed),
+            Err(e) => {
+                Err(anyhow!("IpcBytesReceiver::{}: {e}", if self.polling { "try_recv" } else { "recv" }))
+            }
         }
     }
 }
@@ -166,24 +187,22 @@ mod tests {
     // A byte channel carries any size: the contract's checks only.
     #[test]
     fn a_stream_arrives_in_order_then_ends() {
-        let place = Scratch::new("ipcc-stream");
-        let setup = Setup { size: 64, ..place.setup(Shape::Stream) };
-        testing::stream_delivers::<IpcChannel>(&setup, 2000, || {});
+        testing::in_each_mode::<IpcChannel>("ipcc-stream", Shape::Stream, |setup| {
+            testing::stream_delivers::<IpcChannel>(&Setup { size: 64, ..*setup }, 2000, || {});
+        });
     }
 
     #[test]
     fn round_trips_answer_each_request() {
-        let place = Scratch::new("ipcc-rtt");
-        testing::round_trips::<IpcChannel>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 300);
+        testing::in_each_mode::<IpcChannel>("ipcc-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<IpcChannel>(&Setup { size: 1024, ..*setup }, 300);
+        });
     }
 
     #[test]
-    fn polling_is_refused_and_a_missing_peer_times_out() {
-        assert_eq!(IpcChannel::info().modes, MODES);
-        let place = Scratch::new("ipcc-refused");
-        let polling = Setup { mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
-        let e = IpcChannel::stream(&polling, Side::Connect).err().unwrap().to_string();
-        assert_eq!(e, "ipc-channel is measured only with blocking receives (waiting), not polling");
+    fn a_missing_peer_times_out() {
+        assert_eq!(IpcChannel::info().modes, &RecvMode::ALL);
+        let place = Scratch::new("ipcc-lonely");
         let lonely = Setup { timeout: Duration::from_millis(20), ..place.setup(Shape::Stream) };
         let e = IpcChannel::stream(&lonely, Side::Connect).err().unwrap().to_string();
         assert!(e.contains(&format!("no one-shot server's name in {}", place.dir.display())), "{e}");

@@ -15,7 +15,9 @@
 //! so a sender ends by sending end markers until every peer has closed its connection (see
 //! `ipcbench_api::end`). A server's channel ends when the driver says every client is done: its
 //! owner handle closes the server's socket, which ends the receive the server is waiting in.
-//! Buffers are NNG's defaults, recorded in the configuration.
+//! Buffers are NNG's defaults, recorded in the configuration, unless `--buffer` sets every
+//! send and receive buffer the socket's protocol has to its bytes in messages (at most 8192, the
+//! most NNG takes).
 
 use std::ffi::{CStr, CString, c_int, c_void};
 use std::ptr;
@@ -26,8 +28,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Member, Mesh, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
-    Support, Tx, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Member, Mesh, Opened, Received, RecvMode, Requests, Rx,
+    Setup, Side, Support, Tx, retry_until,
 };
 use nng_sys as sys;
 
@@ -86,7 +88,7 @@ impl Library for Nng {
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
         setup.stream_or_round_trip().map_err(|e| anyhow!("nng: {e}"))?;
         let at = endpoint(setup, "stream")?;
-        Ok(Opened::new(match side {
+        Ok(opened(match side {
             Side::Accept => Endpoint::listening(setup, sys::nng_pair1_open, &at, 1)?,
             Side::Connect => Endpoint::dialing(setup, sys::nng_pair1_open, &[at])?,
         }))
@@ -102,7 +104,7 @@ impl Library for Nng {
         e.listen(&at)?;
         e.wait_for(subscribers, &format!("subscribers at {}", at.to_string_lossy()))?;
         e.ending = Some(subscribers);
-        Ok(Opened::new(e))
+        Ok(opened(e))
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -118,22 +120,22 @@ impl Library for Nng {
         )?;
         e.dial(&at)?;
         e.ends = Ends::new(1);
-        Ok(Opened::new(e))
+        Ok(opened(e))
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        Ok(Opened::new(meshed(setup, Member::Producer, sys::nng_push0_open)?))
+        Ok(opened(meshed(setup, Member::Producer, sys::nng_push0_open)?))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        Ok(Opened::new(meshed(setup, Member::Consumer, sys::nng_pull0_open)?))
+        Ok(opened(meshed(setup, Member::Consumer, sys::nng_pull0_open)?))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
         let mut e = meshed(setup, Member::Client, sys::nng_req0_open)?;
         // A client's requests are all answered when it closes: nothing to end.
         e.ending = None;
-        Ok(Opened::new(e))
+        Ok(opened(e))
     }
 
     fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -143,7 +145,7 @@ impl Library for Nng {
         // No end marker comes: its owner handle closes its socket instead.
         let e = Endpoint::listening(setup, sys::nng_rep0_open, &address(&path)?, 0)?;
         let closer = Closer(e.socket);
-        Ok(Opened { endpoint: e, owner: Some(Box::new(closer)) })
+        Ok(opened(e).owning(Box::new(closer)))
     }
 }
 
@@ -183,6 +185,56 @@ fn error_text(rv: c_int) -> String {
 }
 
 const EAGAIN: c_int = sys::nng_err::NNG_EAGAIN.0 as c_int;
+const ENOTSUP: c_int = sys::nng_err::NNG_ENOTSUP.0 as c_int;
+
+/// The deepest buffer NNG's protocols take, in messages.
+const DEEPEST: usize = 8192;
+
+/// An endpoint, with what its buffers hold.
+fn opened(e: Endpoint) -> Opened<Endpoint> {
+    let buffer = e.buffer.clone();
+    Opened::new(e).buffered(buffer)
+}
+
+/// Sets the socket's send and receive buffers to `--buffer`'s messages where its protocol has
+/// them (pair1 both, push0 and pub0 a send buffer, sub0 a receive buffer; pull0, req0 and rep0
+/// none), then reads back what it has.
+fn buffers(socket: sys::nng_socket, setup: &Setup) -> Result<Buffer> {
+    let wanted = setup.buffer_messages();
+    let (mut parts, mut deepest) = (Vec::new(), None);
+    for (what, option) in [("send", sys::NNG_OPT_SENDBUF), ("receive", sys::NNG_OPT_RECVBUF)] {
+        let name = option.as_ptr().cast();
+        if let Some(n) = wanted {
+            // SAFETY: the option name is a NUL-terminated constant.
+            let rv = unsafe { sys::nng_socket_set_int(socket, name, n.min(DEEPEST) as c_int) };
+            if rv != ENOTSUP {
+                check(rv, &format!("setting the {what} buffer to {} messages", n.min(DEEPEST)))?;
+            }
+        }
+        let mut depth: c_int = 0;
+        // SAFETY: as above; `depth` is valid for a write.
+        let rv = unsafe { sys::nng_socket_get_int(socket, name, &mut depth) };
+        if rv == ENOTSUP {
+            continue;
+        }
+        check(rv, &format!("reading the {what} buffer"))?;
+        parts.push(format!("{what} buffer {depth}"));
+        deepest = deepest.max(Some(depth as usize));
+    }
+    let Some(messages) = deepest else {
+        return Ok(Buffer {
+            messages: None,
+            bytes: None,
+            how: "no send or receive buffer in this protocol; messages wait in NNG's pipes".into(),
+        });
+    };
+    let why = match wanted {
+        None => "NNG's defaults".to_string(),
+        Some(n) if n > DEEPEST => format!("--buffer asked {n}; NNG takes at most {DEEPEST}"),
+        Some(_) => "--buffer".to_string(),
+    };
+    Ok(Buffer::messages(messages, setup.size, format!("{} messages ({why}, read back)", parts.join(", "))))
+}
 const ECLOSED: c_int = sys::nng_err::NNG_ECLOSED.0 as c_int;
 
 /// The connections of one socket, counted by NNG's pipe notifications.
@@ -223,6 +275,8 @@ pub struct Endpoint {
     pipes: &'static Pipes,
     index: usize,
     timeout: Duration,
+    /// Its buffers as set.
+    buffer: Buffer,
 }
 
 type Open = unsafe extern "C" fn(*mut sys::nng_socket) -> c_int;
@@ -244,6 +298,7 @@ impl Endpoint {
         let mut socket = sys::nng_socket::default();
         // SAFETY: `open` is one of NNG's socket constructors; it writes the new socket's id.
         check(unsafe { open(&mut socket) }, "opening a socket")?;
+        let buffer = buffers(socket, setup)?;
         let pipes: &'static Pipes = Box::leak(Box::default());
         let e = Endpoint {
             socket,
@@ -256,6 +311,7 @@ impl Endpoint {
             pipes,
             index: setup.index,
             timeout: setup.timeout,
+            buffer,
         };
         for event in [sys::NNG_PIPE_EV_ADD_POST, sys::NNG_PIPE_EV_REM_POST] {
             let arg = pipes as *const Pipes as *mut c_void;
@@ -405,6 +461,25 @@ mod tests {
     use super::*;
     use ipcbench_api::Shape;
     use ipcbench_api::testing::{self, Scratch, in_each_mode};
+
+    /// pair1's buffers are 0 by default; `--buffer` sets both, cut to NNG's deepest.
+    #[test]
+    fn the_buffer_sets_pair1s_send_and_receive_buffers() {
+        let place = Scratch::new("nng-buffer");
+        for (buffer, depth) in [(None, 0), (Some(1024), 64), (Some(1 << 20), 8192)] {
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<Nng>(&setup) {
+                let b = b.unwrap();
+                assert_eq!(b.messages, Some(depth), "{}", b.how);
+                assert!(
+                    b.how.starts_with(&format!("send buffer {depth}, receive buffer {depth}")),
+                    "{}",
+                    b.how
+                );
+                assert_eq!(b.how.contains("at most 8192"), depth == 8192, "{}", b.how);
+            }
+        }
+    }
 
     #[test]
     fn a_lossy_broadcast_reaches_every_subscriber_in_order() {

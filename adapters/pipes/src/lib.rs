@@ -11,6 +11,10 @@
 //! (`O_WRONLY | O_NONBLOCK`, retried while no reader is there, `ENXIO`, then made blocking), then
 //! waits for its read end: neither side can block the other for ever, and set-up gives up after
 //! the set-up timeout.
+//!
+//! Two receive modes: waiting, a blocking `read`; polling, the read end made `O_NONBLOCK` (its
+//! own open file description: the writer's stays blocking) and `read` called again until a
+//! message is there.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -23,12 +27,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
-    Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 
-/// Measured waiting only: a blocking `read`.
-const MODES: &[RecvMode] = &[RecvMode::Waiting];
+/// Both: a blocking `read`, and a non-blocking one called again.
+const MODES: &[RecvMode] = &RecvMode::ALL;
 
 /// FIFOs.
 pub struct Fifo;
@@ -78,10 +82,10 @@ impl Library for Fifo {
             None => None,
         };
         let rx = match reading {
-            Some(reading) => Some(reading.finish()?),
+            Some(reading) => Some(reading.finish()?.polling(setup.mode)?),
             None => None,
         };
-        Ok(Opened::new(Pair { tx, rx, keep: () }))
+        sized(Pair { tx, rx, keep: () }, setup)
     }
 }
 
@@ -119,7 +123,7 @@ impl Reading {
     fn finish(self) -> Result<Reader> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         match self.done.recv_timeout(left) {
-            Ok(Ok(file)) => Ok(Reader { file, path: self.path }),
+            Ok(Ok(file)) => Ok(Reader { file, path: self.path, polling: false }),
             Ok(Err(e)) => bail!("opening {} to read: {e}", self.path.display()),
             Err(_) => bail!("no writer opened {} in time", self.path.display()),
         }
@@ -169,13 +173,33 @@ impl Tx for Writer {
     }
 }
 
-/// The read end of a FIFO.
+/// The read end of a pipe or FIFO.
 pub struct Reader {
     file: File,
     path: PathBuf,
+    /// `O_NONBLOCK`: a read with nothing there is `Empty`.
+    polling: bool,
+}
+
+impl Reader {
+    /// In polling mode, makes the read end `O_NONBLOCK`.
+    fn polling(mut self, mode: RecvMode) -> Result<Reader> {
+        if mode == RecvMode::Polling {
+            let fd = self.file.as_raw_fd();
+            // SAFETY: fcntl on an fd this process owns.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+                bail!("making {} non-blocking: {}", self.path.display(), io::Error::last_os_error());
+            }
+            self.polling = true;
+        }
+        Ok(self)
+    }
 }
 
 impl Rx for Reader {
+    /// Reads exactly one message; polling, `Empty` when no byte of one was there (once one has
+    /// begun, its rest is read again until it is whole).
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
         let mut got = 0;
@@ -189,6 +213,11 @@ impl Rx for Reader {
                 ),
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.polling && e.kind() == io::ErrorKind::WouldBlock => {
+                    if got == 0 {
+                        return Ok(Received::Empty);
+                    }
+                }
                 Err(e) => bail!("read from {}: {e}", self.path.display()),
             }
         }
@@ -251,7 +280,8 @@ impl Library for Pipe {
                     drop(r);
                     Writer { file: w, path: names.clone() }
                 });
-                Ok(Opened::new(Pair { tx, rx: Some(Reader { file: forth_r, path: names }), keep: () }))
+                let rx = Reader { file: forth_r, path: names, polling: false }.polling(setup.mode)?;
+                sized(Pair { tx, rx: Some(rx), keep: () }, setup)
             }
             Side::Connect => {
                 let line = retry_until(
@@ -274,14 +304,53 @@ impl Library for Pipe {
                 };
                 let tx = Writer { file: end(fds[0], true)?, path: names.clone() };
                 let rx = match fds.get(1) {
-                    Some(&fd) if round_trip => Some(Reader { file: end(fd, false)?, path: names.clone() }),
+                    Some(&fd) if round_trip => Some(
+                        Reader { file: end(fd, false)?, path: names.clone(), polling: false }
+                            .polling(setup.mode)?,
+                    ),
                     _ => None,
                 };
                 File::create(&opened).map_err(|e| anyhow!("making {}: {e}", opened.display()))?;
-                Ok(Opened::new(Pair { tx: Some(tx), rx, keep: () }))
+                sized(Pair { tx: Some(tx), rx, keep: () }, setup)
             }
         }
     }
+}
+
+/// Where the system caps an unprivileged pipe's buffer.
+const PIPE_MAX: &str = "/proc/sys/fs/pipe-max-size";
+
+/// A stream side, its pipes sized to `--buffer` (`F_SETPIPE_SZ` on every end it holds, so that
+/// whichever side reads it back sees the same) and what it holds read back (`F_GETPIPE_SZ`).
+fn sized(pair: Channel, setup: &Setup) -> Result<Opened<Channel>> {
+    let mut fds = Vec::new();
+    fds.extend(pair.tx.as_ref().map(|w| (w.file.as_raw_fd(), &w.path)));
+    fds.extend(pair.rx.as_ref().map(|r| (r.file.as_raw_fd(), &r.path)));
+    if let Some(bytes) = setup.buffer {
+        let asked = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        for (fd, path) in &fds {
+            // SAFETY: fcntl on an fd this process owns.
+            if unsafe { libc::fcntl(*fd, libc::F_SETPIPE_SZ, asked) } < 0 {
+                let cap = std::fs::read_to_string(PIPE_MAX).unwrap_or_default();
+                bail!(
+                    "F_SETPIPE_SZ {bytes} on {}: {} (the system's cap, {PIPE_MAX}, is {})",
+                    path.display(),
+                    io::Error::last_os_error(),
+                    cap.trim()
+                );
+            }
+        }
+    }
+    let Some((fd, _)) = fds.first() else { bail!("a pipe end that neither reads nor writes") };
+    // SAFETY: fcntl on an fd this process owns.
+    let bytes = unsafe { libc::fcntl(*fd, libc::F_GETPIPE_SZ) }.max(0) as usize;
+    let why = match setup.buffer {
+        None => "the kernel's default".to_string(),
+        Some(b) => format!("--buffer {b}, rounded up by the kernel to a power of two of pages"),
+    };
+    let buffer =
+        Buffer::bytes(bytes, setup.size, format!("a pipe buffer of {bytes} bytes ({why}, read back)"));
+    Ok(Opened::new(pair).buffered(buffer))
 }
 
 /// What pipes and FIFOs have, and lack, alike (a FIFO is a named pipe).
@@ -295,6 +364,11 @@ fn info(
     let mut configuration = vec![
         ("pipe buffer (bytes)", default_pipe_size()),
         ("framing", "fixed-size messages of the case's size, no length prefix".into()),
+        (
+            "receive",
+            "waiting: a blocking read; polling: the read end O_NONBLOCK, read again until a message is there"
+                .into(),
+        ),
     ];
     configuration.extend(more);
     LibraryInfo {
@@ -330,9 +404,8 @@ fn pipe() -> Result<(File, File)> {
     Ok(unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
 }
 
-/// Waiting only, a stream or a round trip: whether it is a round trip.
+/// A stream or a round trip: whether it is a round trip.
 fn check(setup: &Setup) -> Result<bool> {
-    setup.require_mode(MODES, "pipes and FIFOs are measured only with blocking reads (waiting)")?;
     setup.stream_or_round_trip()
 }
 
@@ -358,23 +431,42 @@ mod tests {
     use ipcbench_api::Shape;
     use ipcbench_api::testing::{self, Scratch};
 
-    /// A stream and a round trip over library `L`, both sides in this process. A write takes any
-    /// length (the framing is the case's size): the contract's checks only.
+    /// A stream and a round trip over library `L` in each mode, both sides in this process. A
+    /// write takes any length (the framing is the case's size): the contract's checks only.
     fn carries_whole_messages_and_ends<L: Library>(what: &str) {
         // A place each: a FIFO's or pipe's files are made once per name.
-        let place = Scratch::new(&format!("{what}-stream"));
-        testing::stream_delivers::<L>(&place.setup(Shape::Stream), 1000, || {});
-        let place = Scratch::new(&format!("{what}-rtt"));
-        testing::round_trips::<L>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 200);
+        testing::in_each_mode::<L>(&format!("{what}-stream"), Shape::Stream, |setup| {
+            testing::stream_delivers::<L>(setup, 1000, || {});
+        });
+        testing::in_each_mode::<L>(&format!("{what}-rtt"), Shape::RoundTrip, |setup| {
+            testing::round_trips::<L>(&Setup { size: 1024, ..*setup }, 200);
+        });
         // Nobody comes: set-up gives up, naming the file.
         let place = Scratch::new(&format!("{what}-lonely"));
         let lonely = Setup { timeout: Duration::from_millis(100), ..place.setup(Shape::Stream) };
         let e = L::stream(&lonely, Side::Accept).err().unwrap().to_string();
         let name = &place.name;
         assert!(e.contains(&format!("{name}.forth")) || e.contains(&format!("{name}.pipe")), "{e}");
-        let polling = Setup { mode: RecvMode::Polling, ..lonely };
-        let e = L::stream(&polling, Side::Connect).err().unwrap().to_string();
-        assert_eq!(e, "pipes and FIFOs are measured only with blocking reads (waiting), not polling");
+        assert_eq!(L::info().modes, &RecvMode::ALL);
+    }
+
+    /// Without `--buffer` a pipe holds the kernel's 64 KiB; with it, what was asked (a power of
+    /// two of pages), both ends reading back the same.
+    fn the_buffer_sizes_the_pipe<L: Library>(what: &str) {
+        for (buffer, bytes) in [(None, 65536), (Some(256 << 10), 256 << 10), (Some(5000), 8192)] {
+            let place = Scratch::new(&format!("{what}-buf-{bytes}"));
+            let setup = Setup { buffer, ..place.setup(Shape::RoundTrip) };
+            for b in testing::stream_buffers::<L>(&setup) {
+                let b = b.unwrap();
+                assert_eq!((b.bytes, b.messages), (Some(bytes), Some(bytes / 16)), "{}", b.how);
+            }
+        }
+    }
+
+    #[test]
+    fn the_buffer_sizes_fifos_and_pipes() {
+        the_buffer_sizes_the_pipe::<Fifo>("fifo");
+        the_buffer_sizes_the_pipe::<Pipe>("pipe");
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //! an owner's descriptor; once every producer is done (the driver's drain) the owner sends one
 //! empty message per consumer behind the last data (a queue is first in, first out within a
 //! priority), so each consumer ends after the queue is empty, and unlinks the name.
+//!
+//! Two receive modes: waiting, a blocking `mq_receive`; polling, the receiving descriptor opened
+//! `O_NONBLOCK` (a descriptor of its own: senders' stay blocking) and `mq_receive` called again
+//! until a message is there.
 
 use std::ffi::CString;
 use std::io;
@@ -22,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
-    Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 
 /// POSIX message queues.
@@ -36,9 +40,16 @@ pub type Channel = Pair<Sender, Receiver, ()>;
 const MSG_MAX: &str = "/proc/sys/fs/mqueue/msg_max";
 const MSGSIZE_MAX: &str = "/proc/sys/fs/mqueue/msgsize_max";
 
-/// Measured waiting only: `mq_receive` blocks.
-const MODES: &[RecvMode] = &[RecvMode::Waiting];
-const MEASURED: &str = "posix-mq is measured only with blocking receives (waiting)";
+/// Both: a blocking `mq_receive`, and a non-blocking one called again.
+const MODES: &[RecvMode] = &RecvMode::ALL;
+
+/// How a receiving descriptor is opened: `O_NONBLOCK` when polling.
+fn receiving(setup: &Setup) -> libc::c_int {
+    match setup.mode {
+        RecvMode::Waiting => libc::O_RDONLY,
+        RecvMode::Polling => libc::O_RDONLY | libc::O_NONBLOCK,
+    }
+}
 
 fn limit(path: &str) -> Result<usize> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow!("reading {path}: {e}"))?;
@@ -65,7 +76,7 @@ impl Library for PosixMq {
             version: ipcbench_api::linux_version(),
             modes: MODES,
             capabilities: Capabilities {
-                stream: Support::Yes("one queue; mq_send and a blocking mq_receive"),
+                stream: Support::Yes("one queue; mq_send and mq_receive"),
                 round_trip: Support::Yes("two queues, one each way"),
                 broadcast_lossless: Support::No("a message queue hands each message to one reader"),
                 broadcast_lossy: Support::No("a message queue hands each message to one reader"),
@@ -90,6 +101,12 @@ impl Library for PosixMq {
                 ("msgsize_max", format!("{} bytes ({MSGSIZE_MAX})", shown(MSGSIZE_MAX))),
                 ("mq_msgsize", "the case's message size".into()),
                 ("end of stream", "a message of zero bytes".into()),
+                (
+                    "receive",
+                    "waiting: a blocking mq_receive; polling: the receiving descriptor O_NONBLOCK, \
+                     mq_receive again until a message is there"
+                        .into(),
+                ),
             ],
         }
     }
@@ -100,15 +117,14 @@ impl Library for PosixMq {
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        setup.require_mode(MODES, MEASURED)?;
         let round_trip = setup.stream_or_round_trip()?;
         let [forth, back, _] = names(setup.name);
         let deadline = Instant::now() + setup.timeout;
         let pair = match side {
             Side::Accept => {
-                let depth = limit(MSG_MAX)?;
+                let depth = depth(setup)?;
                 // Created both before either is opened by the peer: it opens them in this order.
-                let rx = Queue::create(&forth, depth, setup.size, libc::O_RDONLY)?;
+                let rx = Queue::create(&forth, depth, setup.size, receiving(setup))?;
                 let tx = if round_trip {
                     Some(Queue::create(&back, depth, setup.size, libc::O_WRONLY)?)
                 } else {
@@ -123,7 +139,7 @@ impl Library for PosixMq {
             Side::Connect => {
                 let tx = Queue::open(&forth, libc::O_WRONLY, setup.size, deadline)?;
                 let rx = if round_trip {
-                    Some(Queue::open(&back, libc::O_RDONLY, setup.size, deadline)?)
+                    Some(Queue::open(&back, receiving(setup), setup.size, deadline)?)
                 } else {
                     None
                 };
@@ -136,7 +152,13 @@ impl Library for PosixMq {
                 }
             }
         };
-        Ok(Opened::new(pair))
+        let queue = match (&pair.rx, &pair.tx) {
+            (Some(rx), _) => &rx.queue,
+            (None, Some(tx)) => &tx.queue,
+            (None, None) => bail!("a stream end that neither sends nor receives"),
+        };
+        let buffer = queue.buffer(setup)?;
+        Ok(Opened::new(pair).buffered(buffer))
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Sender>> {
@@ -145,24 +167,33 @@ impl Library for PosixMq {
         if setup.index != 0 {
             let deadline = Instant::now() + setup.timeout;
             let queue = Queue::open(name, libc::O_WRONLY, setup.size, deadline)?;
-            return Ok(Opened::new(Sender { queue, ends: None }));
+            let buffer = queue.buffer(setup)?;
+            return Ok(Opened::new(Sender { queue, ends: None }).buffered(buffer));
         }
-        let queue = Queue::create(name, limit(MSG_MAX)?, setup.size, libc::O_WRONLY)?;
+        let queue = Queue::create(name, depth(setup)?, setup.size, libc::O_WRONLY)?;
         let own = Queue::open(name, libc::O_WRONLY, setup.size, Instant::now())?;
         let owner = QueueOwner { queue: own, consumers, timeout: setup.timeout };
-        Ok(Opened { endpoint: Sender { queue, ends: None }, owner: Some(Box::new(owner)) })
+        let buffer = queue.buffer(setup)?;
+        Ok(Opened::owned(Sender { queue, ends: None }, Some(Box::new(owner))).buffered(buffer))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Receiver>> {
         check_queue(setup, "consumer")?;
         let deadline = Instant::now() + setup.timeout;
-        let queue = Queue::open(&names(setup.name)[2], libc::O_RDONLY, setup.size, deadline)?;
-        Ok(Opened::new(Receiver { queue, closed: false }))
+        let queue = Queue::open(&names(setup.name)[2], receiving(setup), setup.size, deadline)?;
+        let buffer = queue.buffer(setup)?;
+        Ok(Opened::new(Receiver { queue, closed: false }).buffered(buffer))
     }
 }
 
+/// A queue's depth: `--buffer` in messages, at most the system's `msg_max` (the limit of an
+/// unprivileged queue); without it, `msg_max`.
+fn depth(setup: &Setup) -> Result<usize> {
+    let most = limit(MSG_MAX)?;
+    Ok(setup.buffer_messages().map_or(most, |n| n.min(most)))
+}
+
 fn check_queue(setup: &Setup, role: &str) -> Result<(usize, usize)> {
-    setup.require_mode(MODES, MEASURED)?;
     setup.queue(role)
 }
 
@@ -192,6 +223,23 @@ struct Queue {
 }
 
 impl Queue {
+    /// What this queue holds, as `mq_getattr` says.
+    fn buffer(&self, setup: &Setup) -> Result<Buffer> {
+        // SAFETY: mq_attr is plain old data, filled by mq_getattr.
+        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: `mqd` is open; `attr` is valid for writes.
+        if unsafe { libc::mq_getattr(self.mqd, &mut attr) } != 0 {
+            bail!("mq_getattr({}): {}", self.name, io::Error::last_os_error());
+        }
+        let depth = attr.mq_maxmsg as usize;
+        let why = match setup.buffer_messages() {
+            None => format!("the system's msg_max, {MSG_MAX}"),
+            Some(n) if n > depth => format!("--buffer asked {n}; cut to the system's msg_max, {MSG_MAX}"),
+            Some(_) => "--buffer".into(),
+        };
+        Ok(Buffer::messages(depth, self.size, format!("mq_maxmsg {depth} ({why}; read back)")))
+    }
+
     fn create(name: &str, depth: usize, size: usize, access: libc::c_int) -> Result<Queue> {
         let c = CString::new(name).map_err(|_| anyhow!("queue name {name:?} holds a NUL"))?;
         // SAFETY: mq_attr is plain old data; the fields the kernel reads are set below.
@@ -382,8 +430,11 @@ impl Rx for Receiver {
                 bail!("a message of {n} bytes on {}, whose messages are {size} bytes", self.queue.name);
             }
             let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                bail!("mq_receive on {}: {e}", self.queue.name);
+            match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                // Only a descriptor opened O_NONBLOCK (polling) says so.
+                io::ErrorKind::WouldBlock => return Ok(Received::Empty),
+                _ => bail!("mq_receive on {}: {e}", self.queue.name),
             }
         }
     }
@@ -417,27 +468,28 @@ mod tests {
 
     #[test]
     fn a_stream_ends_after_its_last_message_and_leaves_no_queue() {
-        let place = Scratch::new("mq-stream");
-        let name = &place.name;
-        let gone = || assert!(!exists(&format!("/{name}.forth")), "the name outlived the set-up");
-        testing::stream_in_order::<PosixMq>(&Setup { size: 64, ..place.setup(Shape::Stream) }, 1000, gone);
+        testing::in_each_mode::<PosixMq>("mq-stream", Shape::Stream, |setup| {
+            let name = setup.name;
+            let gone = || assert!(!exists(&format!("/{name}.forth")), "the name outlived the set-up");
+            testing::stream_in_order::<PosixMq>(&Setup { size: 64, ..*setup }, 1000, gone);
+        });
     }
 
     #[test]
     fn round_trip_over_two_queues() {
-        let place = Scratch::new("mq-rtt");
-        testing::round_trips::<PosixMq>(&Setup { size: 1024, ..place.setup(Shape::RoundTrip) }, 200);
-        assert!(!exists(&format!("/{}.back", place.name)));
+        testing::in_each_mode::<PosixMq>("mq-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<PosixMq>(&Setup { size: 1024, ..*setup }, 200);
+            assert!(!exists(&format!("/{}.back", setup.name)));
+        });
     }
 
     #[test]
     fn a_work_queue_4x2_hands_each_message_to_one_consumer() {
-        let place = Scratch::new("mq-queue");
-        testing::queue_exactly_once::<PosixMq>(
-            &place.setup(Shape::Queue { producers: 4, consumers: 2 }),
-            500,
-        );
-        assert!(!exists(&format!("/{}.queue", place.name)));
+        let shape = Shape::Queue { producers: 4, consumers: 2 };
+        testing::in_each_mode::<PosixMq>("mq-queue", shape, |setup| {
+            testing::queue_exactly_once::<PosixMq>(setup, 500);
+            assert!(!exists(&format!("/{}.queue", setup.name)));
+        });
     }
 
     #[test]
@@ -448,15 +500,30 @@ mod tests {
         assert!(err.contains(&format!("no queue /{}.forth was created in time", place.name)), "{err}");
     }
 
+    /// The depth is msg_max by default; `--buffer` sets fewer, and more is cut to msg_max.
     #[test]
-    fn polling_is_refused() {
+    fn the_buffer_sets_the_depth_within_msg_max() {
+        let most = limit(MSG_MAX).unwrap();
+        for (label, buffer, depth) in
+            [("mqb", None, most), ("mqb2", Some(32), 2), ("mqbig", Some(1 << 30), most)]
+        {
+            let place = Scratch::new(label);
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<PosixMq>(&setup) {
+                let b = b.unwrap();
+                assert_eq!(b.messages, Some(depth), "{}", b.how);
+                assert_eq!(b.how.contains("cut to the system's msg_max"), label == "mqbig", "{}", b.how);
+            }
+        }
+    }
+
+    #[test]
+    fn a_polling_receive_of_an_empty_queue_is_empty() {
+        assert_eq!(PosixMq::info().modes, &RecvMode::ALL);
         let place = Scratch::new("mq-polling");
         let st = Setup { mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
-        let err = PosixMq::stream(&st, Side::Accept).err().unwrap().to_string();
-        assert_eq!(err, "posix-mq is measured only with blocking receives (waiting), not polling");
-        assert!(
-            PosixMq::consumer(&Setup { shape: Shape::Queue { producers: 1, consumers: 1 }, ..st }).is_err()
-        );
+        let mut rx = PosixMq::stream(&st, Side::Accept).unwrap().endpoint;
+        assert_eq!(rx.recv(&mut [0u8; 16]).unwrap(), Received::Empty);
     }
 
     #[test]

@@ -10,18 +10,25 @@
 //! if a process dies later (the harness's driver also removes `/dev/shm/<name>-*` after every
 //! trial). A sender's drop sets the ring's `closed` flag; its receiver sees it once the ring is
 //! empty.
+//!
+//! Two receive modes. Polling: the receiver spins on the head, the sender on the tail while the
+//! ring is full. Waiting: a side with nothing to do sleeps at once on a futex (`FUTEX_WAIT`, not
+//! private: the word is in shared memory), after saying so in its `asleep` word; the other side,
+//! after each index store, wakes it (`FUTEX_WAKE`) if that word says it sleeps. The sleeper waits
+//! on a `bell` word that every wake rings (increments) first, so no wake can fall between its
+//! last look at the ring and its sleep.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side, Support,
-    Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 
 /// The control.
@@ -31,10 +38,10 @@ pub struct ShmRing;
 const RING_BYTES: usize = 1 << 18;
 /// The header: each index on a cache line of its own (128 bytes: adjacent-line prefetch).
 const LINE: usize = 128;
-const HEADER: usize = 4 * LINE;
+const HEADER: usize = 6 * LINE;
 const MAGIC: u64 = 0x6970_6362_7269_6e67; // "ipcbring"
-/// Polling only: the receiver spins on the head.
-const MODES: &[RecvMode] = &[RecvMode::Polling];
+/// Both: spinning on the indices, or sleeping on a futex.
+const MODES: &[RecvMode] = &RecvMode::ALL;
 
 /// A stream side: the ring it sends on, the ring it receives from.
 pub type Channel = Pair<Producer, ConsumerEnd, ()>;
@@ -55,7 +62,7 @@ impl Library for ShmRing {
             version: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
             modes: MODES,
             capabilities: Capabilities {
-                stream: Support::Yes("one SPSC ring of fixed-size slots in /dev/shm; the receiver spins"),
+                stream: Support::Yes("one SPSC ring of fixed-size slots in /dev/shm"),
                 round_trip: Support::Yes("two rings, one each way"),
                 broadcast_lossless: Support::No("the control is a single-producer single-consumer ring"),
                 broadcast_lossy: Support::No("the control is a single-producer single-consumer ring"),
@@ -71,20 +78,36 @@ impl Library for ShmRing {
             configuration: vec![
                 ("ring (bytes of slots each way)", RING_BYTES.to_string()),
                 ("slots", "the ring's bytes / the case's size, rounded down to a power of two".into()),
-                ("receive", "spins on the head (polling); the sender spins while the ring is full".into()),
+                (
+                    "receive",
+                    "polling: spins on the head (the sender on the tail while the ring is full); waiting: \
+                     sleeps on a futex at once, woken after the other side's index store"
+                        .into(),
+                ),
                 ("memory", "a file in /dev/shm, mapped shared, unlinked once both sides have it".into()),
             ],
         }
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
-        setup.require_mode(MODES, "the control's receiver spins: it is measured polling only")?;
+        let wait = setup.mode == RecvMode::Waiting;
         let round_trip = setup.stream_or_round_trip()?;
         let path = |what: &str| PathBuf::from(format!("/dev/shm/{}-ring-{what}", setup.name));
+        let bytes = setup.buffer.unwrap_or(RING_BYTES);
+        let (slots, _) = Ring::geometry(setup.size, bytes)?;
+        let why = if setup.buffer.is_some() { "--buffer" } else { "the control's default" };
+        let buffer = Buffer::messages(
+            slots,
+            setup.size,
+            format!(
+                "{slots} slots of the case's size ({why}: {bytes} bytes, rounded down to a power of two of slots, at least 2)"
+            ),
+        );
         let pair = match side {
             Side::Accept => {
-                let forth = Ring::create(path("forth"), setup.size)?;
-                let back = if round_trip { Some(Ring::create(path("back"), setup.size)?) } else { None };
+                let forth = Ring::create(path("forth"), setup.size, bytes)?;
+                let back =
+                    if round_trip { Some(Ring::create(path("back"), setup.size, bytes)?) } else { None };
                 forth.wait_for_peer(setup.timeout)?;
                 // Both rings are mapped on both sides now: their files can go.
                 forth.unlink();
@@ -92,28 +115,28 @@ impl Library for ShmRing {
                     back.unlink();
                 }
                 Pair {
-                    tx: back.map(|ring| Producer { ring, tail: 0 }),
-                    rx: Some(ConsumerEnd { ring: forth, head: 0 }),
+                    tx: back.map(|ring| Producer { ring, tail: 0, wait }),
+                    rx: Some(ConsumerEnd { ring: forth, head: 0, wait }),
                     keep: (),
                 }
             }
             Side::Connect => {
-                let forth = Ring::open(path("forth"), setup.size, setup.timeout)?;
+                let forth = Ring::open(path("forth"), setup.size, bytes, setup.timeout)?;
                 let back = if round_trip {
-                    Some(Ring::open(path("back"), setup.size, setup.timeout)?)
+                    Some(Ring::open(path("back"), setup.size, bytes, setup.timeout)?)
                 } else {
                     None
                 };
                 // Mapped both: the accepting side may unlink the files now.
                 forth.word(PEER).store(1, Ordering::Release);
                 Pair {
-                    tx: Some(Producer { ring: forth, tail: 0 }),
-                    rx: back.map(|ring| ConsumerEnd { ring, head: 0 }),
+                    tx: Some(Producer { ring: forth, tail: 0, wait }),
+                    rx: back.map(|ring| ConsumerEnd { ring, head: 0, wait }),
                     keep: (),
                 }
             }
         };
-        Ok(Opened::new(pair))
+        Ok(Opened::new(pair).buffered(buffer))
     }
 }
 
@@ -122,8 +145,61 @@ const READY: usize = 0;
 const PEER: usize = 1;
 const HEAD: usize = 2;
 const TAIL: usize = 3;
+/// Waiting mode: the receiver's sleep (for the head to move), then the sender's (for the tail).
+const RX_SLEEP: usize = 4;
+const TX_SLEEP: usize = 5;
 /// Shares the ready line: set once, read at the end.
 const CLOSED_OFFSET: usize = 8;
+/// In a sleep line: the sleeper's `asleep` word at 0, the waker's `bell` at this offset.
+const BELL_OFFSET: usize = 64;
+
+// The futex words are the low halves of 64-bit words.
+const _: () = assert!(cfg!(target_endian = "little"), "the control's futex words assume little-endian");
+
+/// One side's sleep: its `asleep` word and the `bell` its futex waits on.
+struct Sleep<'a> {
+    asleep: &'a AtomicU64,
+    bell: &'a AtomicU32,
+}
+
+impl Sleep<'_> {
+    /// Sleeps unless `done()` (read after saying so) is already true. The bell is read before
+    /// `done`, so a wake after that read changes the bell and the futex returns at once.
+    #[cold]
+    fn until(&self, done: impl Fn() -> bool) {
+        self.asleep.store(1, Ordering::SeqCst);
+        let bell = self.bell.load(Ordering::SeqCst);
+        if !done() {
+            // SAFETY: FUTEX_WAIT on a 4-byte-aligned word of a live shared mapping; no timeout.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.bell.as_ptr(),
+                    libc::FUTEX_WAIT,
+                    bell,
+                    std::ptr::null::<libc::timespec>(),
+                )
+            };
+        }
+        self.asleep.store(0, Ordering::Relaxed);
+    }
+
+    /// After an index store (or the close): wakes the other side if it sleeps.
+    #[inline(always)]
+    fn wake(&self) {
+        fence(Ordering::SeqCst);
+        if self.asleep.load(Ordering::Relaxed) != 0 {
+            self.ring();
+        }
+    }
+
+    #[cold]
+    fn ring(&self) {
+        self.bell.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: FUTEX_WAKE of every waiter on a word of a live shared mapping.
+        unsafe { libc::syscall(libc::SYS_futex, self.bell.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
+    }
+}
 
 /// One mapped ring.
 struct Ring {
@@ -136,19 +212,20 @@ struct Ring {
 }
 
 impl Ring {
-    fn geometry(size: usize) -> Result<(usize, usize)> {
-        if size == 0 || size > RING_BYTES / 2 {
-            bail!(
-                "messages of {size} bytes: the control's ring holds slots of 1 to {} bytes",
-                RING_BYTES / 2
-            );
+    /// A ring of `bytes` for messages of `size`: its slots (a power of two, at least 2) and the
+    /// mapping's length.
+    fn geometry(size: usize, bytes: usize) -> Result<(usize, usize)> {
+        if size == 0 {
+            bail!("messages of 0 bytes: the control's slots hold at least one");
         }
-        let slots = 1usize << (RING_BYTES / size).ilog2();
-        Ok((slots, HEADER + slots * size))
+        let slots = (1usize << (bytes / size).max(1).ilog2()).max(2);
+        let len = slots.checked_mul(size).and_then(|n| n.checked_add(HEADER));
+        let len = len.ok_or_else(|| anyhow!("a ring of {slots} slots of {size} bytes is too large"))?;
+        Ok((slots, len))
     }
 
-    fn create(path: PathBuf, size: usize) -> Result<Ring> {
-        let (slots, len) = Ring::geometry(size)?;
+    fn create(path: PathBuf, size: usize, bytes: usize) -> Result<Ring> {
+        let (slots, len) = Ring::geometry(size, bytes)?;
         let _ = std::fs::remove_file(&path);
         let file = OpenOptions::new()
             .read(true)
@@ -164,8 +241,8 @@ impl Ring {
         Ok(ring)
     }
 
-    fn open(path: PathBuf, size: usize, timeout: Duration) -> Result<Ring> {
-        let (slots, len) = Ring::geometry(size)?;
+    fn open(path: PathBuf, size: usize, bytes: usize, timeout: Duration) -> Result<Ring> {
+        let (slots, len) = Ring::geometry(size, bytes)?;
         let attempt = || {
             if let Ok(file) = OpenOptions::new().read(true).write(true).open(&path)
                 && file.metadata().is_ok_and(|m| m.len() == len as u64)
@@ -214,6 +291,14 @@ impl Ring {
         unsafe { &*self.base.as_ptr().add(READY * LINE + CLOSED_OFFSET).cast::<AtomicU64>() }
     }
 
+    /// Sleep line `line` (`RX_SLEEP` or `TX_SLEEP`).
+    #[inline(always)]
+    fn sleep(&self, line: usize) -> Sleep<'_> {
+        // SAFETY: as `word`; the bell is 4-byte aligned within the same line.
+        let bell = unsafe { &*self.base.as_ptr().add(line * LINE + BELL_OFFSET).cast::<AtomicU32>() };
+        Sleep { asleep: self.word(line), bell }
+    }
+
     #[inline(always)]
     fn slot_ptr(&self, index: u64) -> *mut u8 {
         // SAFETY: `index & mask` < slots, so the slot lies within the mapping.
@@ -248,6 +333,8 @@ impl Drop for Ring {
 pub struct Producer {
     ring: Ring,
     tail: u64,
+    /// Waiting mode: sleeps while the ring is full, wakes a sleeping receiver.
+    wait: bool,
 }
 
 impl Tx for Producer {
@@ -262,19 +349,29 @@ impl Tx for Producer {
         while head.wrapping_sub(self.tail) > r.mask {
             self.tail = r.word(TAIL).load(Ordering::Acquire);
             if head.wrapping_sub(self.tail) > r.mask {
-                std::hint::spin_loop();
+                if self.wait {
+                    let tail = r.word(TAIL);
+                    r.sleep(TX_SLEEP).until(|| head.wrapping_sub(tail.load(Ordering::SeqCst)) <= r.mask);
+                } else {
+                    std::hint::spin_loop();
+                }
             }
         }
         // SAFETY: the slot is free (the consumer has moved past it) and `slot` bytes long.
         unsafe { std::ptr::copy_nonoverlapping(message.as_ptr(), r.slot_ptr(head), r.slot) };
         r.word(HEAD).store(head.wrapping_add(1), Ordering::Release);
+        if self.wait {
+            r.sleep(RX_SLEEP).wake();
+        }
         Ok(())
     }
 }
 
 impl Drop for Producer {
     fn drop(&mut self) {
-        self.ring.closed().store(1, Ordering::Release);
+        self.ring.closed().store(1, Ordering::SeqCst);
+        // A receiver may sleep in either mode's peer: ring its bell whatever this side's mode.
+        self.ring.sleep(RX_SLEEP).ring();
     }
 }
 
@@ -283,6 +380,8 @@ impl Drop for Producer {
 pub struct ConsumerEnd {
     ring: Ring,
     head: u64,
+    /// Waiting mode: sleeps while the ring is empty, wakes a sleeping sender.
+    wait: bool,
 }
 
 impl Rx for ConsumerEnd {
@@ -290,14 +389,19 @@ impl Rx for ConsumerEnd {
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
         let r = &self.ring;
         let tail = r.word(TAIL).load(Ordering::Relaxed);
-        if tail == self.head {
+        while tail == self.head {
             self.head = r.word(HEAD).load(Ordering::Acquire);
             if tail == self.head {
                 // Closed is set after the last head store: an empty ring that is closed is done.
                 if r.closed().load(Ordering::Acquire) != 0 && tail == r.word(HEAD).load(Ordering::Acquire) {
                     return Ok(Received::Closed);
                 }
-                return Ok(Received::Empty);
+                if !self.wait {
+                    return Ok(Received::Empty);
+                }
+                let (head, closed) = (r.word(HEAD), r.closed());
+                r.sleep(RX_SLEEP)
+                    .until(|| head.load(Ordering::SeqCst) != tail || closed.load(Ordering::SeqCst) != 0);
             }
         }
         let Some(room) = buf.get_mut(..r.slot) else {
@@ -306,6 +410,9 @@ impl Rx for ConsumerEnd {
         // SAFETY: the producer released this slot with its head store, read above with Acquire.
         unsafe { std::ptr::copy_nonoverlapping(r.slot_ptr(tail), room.as_mut_ptr(), r.slot) };
         r.word(TAIL).store(tail.wrapping_add(1), Ordering::Release);
+        if self.wait {
+            r.sleep(TX_SLEEP).wake();
+        }
         Ok(Received::Message(r.slot))
     }
 }
@@ -316,41 +423,58 @@ mod tests {
     use ipcbench_api::Shape;
     use ipcbench_api::testing::{self, Scratch};
 
+    /// In each mode; 20 000 messages of 64 bytes go round the ring (4096 slots) several times,
+    /// so a waiting sender sleeps on a full ring too.
     #[test]
     fn a_stream_arrives_in_order_then_ends_and_leaves_no_file() {
-        let place = Scratch::new("ring-stream");
-        let setup = Setup { size: 64, mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
-        testing::stream_in_order::<ShmRing>(&setup, 20_000, || {});
-        assert!(!PathBuf::from(format!("/dev/shm/{}-ring-forth", place.name)).exists());
+        testing::in_each_mode::<ShmRing>("ring-stream", Shape::Stream, |setup| {
+            testing::stream_in_order::<ShmRing>(&Setup { size: 64, ..*setup }, 20_000, || {});
+            assert!(!PathBuf::from(format!("/dev/shm/{}-ring-forth", setup.name)).exists());
+        });
+    }
+
+    /// `--buffer` sizes the ring; both ends say so. A stream through a ring of 2 slots still
+    /// arrives whole.
+    #[test]
+    fn the_buffer_sizes_the_ring() {
+        let place = Scratch::new("ring-buffer");
+        for (buffer, slots) in [(None, 16384), (Some(4096), 256)] {
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<ShmRing>(&setup) {
+                assert_eq!(b.unwrap().messages, Some(slots));
+            }
+        }
+        let tiny = Setup { buffer: Some(1), ..place.setup(Shape::Stream) };
+        testing::stream_in_order::<ShmRing>(&tiny, 1000, || {});
     }
 
     #[test]
-    fn round_trips_answer_each_request_and_waiting_is_refused() {
-        let place = Scratch::new("ring-rtt");
-        let setup = Setup { size: 1024, mode: RecvMode::Polling, ..place.setup(Shape::RoundTrip) };
-        testing::round_trips::<ShmRing>(&setup, 300);
-        let e = ShmRing::stream(&place.setup(Shape::Stream), Side::Accept).err().unwrap().to_string();
-        assert_eq!(e, "the control's receiver spins: it is measured polling only, not waiting");
+    fn round_trips_answer_each_request() {
+        testing::in_each_mode::<ShmRing>("ring-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<ShmRing>(&Setup { size: 1024, ..*setup }, 300);
+        });
     }
 
     #[test]
     fn slots_are_a_power_of_two_within_the_ring() {
-        assert_eq!(Ring::geometry(16).unwrap(), (16384, HEADER + RING_BYTES));
-        assert_eq!(Ring::geometry(1024).unwrap(), (256, HEADER + RING_BYTES));
-        assert_eq!(Ring::geometry(1000).unwrap().0, 256, "rounded down");
-        let e = Ring::geometry(RING_BYTES).err().unwrap().to_string();
-        assert!(e.contains("slots of 1 to"), "{e}");
+        assert_eq!(Ring::geometry(16, RING_BYTES).unwrap(), (16384, HEADER + RING_BYTES));
+        assert_eq!(Ring::geometry(1024, RING_BYTES).unwrap(), (256, HEADER + RING_BYTES));
+        assert_eq!(Ring::geometry(1000, RING_BYTES).unwrap().0, 256, "rounded down");
+        assert_eq!(Ring::geometry(16, 1000).unwrap().0, 32, "--buffer 1000: 62 messages, rounded down");
+        assert_eq!(Ring::geometry(1024, 100).unwrap().0, 2, "two slots at least");
+        let e = Ring::geometry(0, RING_BYTES).err().unwrap().to_string();
+        assert!(e.contains("0 bytes"), "{e}");
     }
 
     #[test]
     fn a_ring_carries_messages_in_order_and_ends() {
         let path = PathBuf::from(format!("/dev/shm/ipcbench-test-{}-ring", std::process::id()));
-        let consumer = Ring::create(path.clone(), 16).unwrap();
-        let producer = Ring::open(path.clone(), 16, Duration::from_secs(1)).unwrap();
+        let consumer = Ring::create(path.clone(), 16, RING_BYTES).unwrap();
+        let producer = Ring::open(path.clone(), 16, RING_BYTES, Duration::from_secs(1)).unwrap();
         consumer.unlink();
         assert!(!path.exists(), "unlinked once both have it");
-        let mut tx = Producer { ring: producer, tail: 0 };
-        let mut rx = ConsumerEnd { ring: consumer, head: 0 };
+        let mut tx = Producer { ring: producer, tail: 0, wait: false };
+        let mut rx = ConsumerEnd { ring: consumer, head: 0, wait: false };
         let mut buf = [0u8; 16];
         assert_eq!(rx.recv(&mut buf).unwrap(), Received::Empty);
         // Twice round the ring, the producer never more than a ring ahead.

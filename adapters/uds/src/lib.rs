@@ -6,8 +6,12 @@
 //! Every message of a case is exactly `setup.size` bytes, so a byte stream is framed by size
 //! alone: `send` writes the whole message (looping on partial writes), `recv` reads exactly that
 //! many bytes (looping on partial reads). A seqpacket socket keeps the boundaries itself: one
-//! `write` is one packet, one `recv` takes one. Nothing is set on the sockets: the kernel's
-//! default buffer sizes are part of what is measured.
+//! `write` is one packet, one `recv` takes one. The kernel's default buffer sizes are part of what
+//! is measured, unless `--buffer` sets `SO_SNDBUF` and `SO_RCVBUF` on every connection.
+//!
+//! Two receive modes: waiting, a blocking `recv` (and a blocking `epoll_wait` for a server);
+//! polling, `recv(MSG_DONTWAIT)` called again until a message is there (and `epoll_wait` with a
+//! timeout of 0). Sends block when the socket's buffer is full, in both modes.
 //!
 //! * Stream and round trip: one connection. The accepting side binds and listens on
 //!   `<dir>/<name>.sock` (TCP: on `127.0.0.1`, a port of the kernel's choice, written to
@@ -28,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side, Support, Tx,
-    Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
+    Support, Tx, Unsupported, retry_until,
 };
 
 /// One library per transport; everything but the transport is shared.
@@ -83,8 +87,8 @@ socket_library!(
 );
 
 const FRAMING: &str = "fixed-size messages of the case's size, no length prefix";
-/// Measured waiting only: blocking reads (see the README).
-const MODES: &[RecvMode] = &[RecvMode::Waiting];
+/// Both: blocking reads, and non-blocking reads called again (see the README).
+const MODES: &[RecvMode] = &RecvMode::ALL;
 
 /// What the socket libraries have and lack; they differ in how a connection is made and framed.
 fn info(t: Transport) -> LibraryInfo {
@@ -127,6 +131,12 @@ fn info(t: Transport) -> LibraryInfo {
         ),
     };
     configuration.splice(0..0, [("SO_SNDBUF", sndbuf), ("SO_RCVBUF", rcvbuf)]);
+    configuration.push((
+        "receive",
+        "waiting: a blocking recv (a server: epoll_wait); polling: recv(MSG_DONTWAIT) again until a \
+         message is there (a server: epoll_wait with timeout 0)"
+            .into(),
+    ));
     let no_broadcast = "a socket connects two ends; broadcast would be the harness writing to N sockets";
     LibraryInfo {
         id,
@@ -224,7 +234,8 @@ fn open_stream(t: Transport, setup: &Setup, side: Side) -> Result<Opened<Connect
         }
         Side::Connect => t.connect(&path, setup.timeout)?,
     };
-    Ok(Opened::new(Connection { stream, packets: t == Transport::Seqpacket, size: setup.size, path }))
+    let buffer = socket_buffers(stream.as_raw_fd(), setup, &path)?;
+    Ok(Opened::new(Connection::new(t, setup, stream, path)).buffered(buffer))
 }
 
 fn open_client(t: Transport, setup: &Setup) -> Result<Opened<Connection>> {
@@ -236,7 +247,8 @@ fn open_client(t: Transport, setup: &Setup) -> Result<Opened<Connection>> {
     let server = setup.index % servers;
     let path = t.rendezvous(setup, &format!("{}-s{server}", setup.name))?;
     let stream = t.connect(&path, setup.timeout)?;
-    Ok(Opened::new(Connection { stream, packets: t == Transport::Seqpacket, size: setup.size, path }))
+    let buffer = socket_buffers(stream.as_raw_fd(), setup, &path)?;
+    Ok(Opened::new(Connection::new(t, setup, stream, path)).buffered(buffer))
 }
 
 fn open_server(t: Transport, setup: &Setup) -> Result<Opened<Server>> {
@@ -288,24 +300,31 @@ fn open_server(t: Transport, setup: &Setup) -> Result<Opened<Server>> {
         }
     }
 
+    let mut buffer = None;
+    for conn in conns.iter().flatten() {
+        buffer = Some(socket_buffers(conn.as_raw_fd(), setup, &path)?);
+    }
     let events = vec![libc::epoll_event { events: 0, u64: 0 }; expected.max(1)];
-    Ok(Opened::new(Server {
+    let opened = Opened::new(Server {
         epoll,
         live: conns.len(),
         conns,
         events,
         packets: t == Transport::Seqpacket,
+        flags: recv_flags(setup),
         ready: 0,
         next: 0,
         current: None,
         size: setup.size,
         path,
-    }))
+    });
+    Ok(match buffer {
+        Some(b) => opened.buffered(b),
+        None => opened,
+    })
 }
 
 fn check_common(t: Transport, setup: &Setup) -> Result<()> {
-    setup
-        .require_mode(MODES, format_args!("{} is measured only with blocking receives (waiting)", t.id()))?;
     if setup.size == 0 {
         bail!("{}: messages of 0 bytes can't be framed by size", t.id());
     }
@@ -532,26 +551,49 @@ fn write_error(path: &Path, done: usize, size: usize, e: io::Error) -> anyhow::E
     anyhow!("write to {} after {done} of the {size} bytes of a message: {e}", path.display())
 }
 
-/// Reads exactly `buf.len()` bytes from `fd`: `Ok(true)` when they came, `Ok(false)` at an end
-/// of stream before the first byte, an error at one in the middle.
+/// What one framed read found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// A whole message is in the buffer.
+    Message,
+    /// `MSG_DONTWAIT` only: no byte of a message was there yet.
+    Nothing,
+    /// The peer closed, at a message boundary.
+    End,
+}
+
+/// The flags of every receive: `MSG_DONTWAIT` when polling.
+fn recv_flags(setup: &Setup) -> libc::c_int {
+    match setup.mode {
+        RecvMode::Waiting => 0,
+        RecvMode::Polling => libc::MSG_DONTWAIT,
+    }
+}
+
+/// Reads exactly `buf.len()` bytes from `fd` with `recv(flags)`: `End` at an end of stream
+/// before the first byte, an error at one in the middle. With `MSG_DONTWAIT`, `Nothing` when no
+/// byte was there; once a message has begun, its rest is read again until it is whole.
 #[inline]
-fn read_message(fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
+fn read_message(fd: RawFd, buf: &mut [u8], path: &Path, flags: libc::c_int) -> Result<Read> {
     let mut got = 0;
     while got < buf.len() {
         let rest = &mut buf[got..];
         // SAFETY: `rest` is valid for writes of `rest.len()` bytes.
-        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        let n = unsafe { libc::recv(fd, rest.as_mut_ptr().cast(), rest.len(), flags) };
         if n > 0 {
             got += n as usize;
         } else if n == 0 {
             if got == 0 {
-                return Ok(false);
+                return Ok(Read::End);
             }
             return Err(truncated(path, got, buf.len()));
         } else {
             let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock if got == 0 => return Ok(Read::Nothing),
+                io::ErrorKind::WouldBlock => continue,
+                _ => {}
             }
             return Err(anyhow!(
                 "read from {} after {got} of the {} bytes of a message: {e}",
@@ -560,7 +602,7 @@ fn read_message(fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
             ));
         }
     }
-    Ok(true)
+    Ok(Read::Message)
 }
 
 #[cold]
@@ -576,20 +618,21 @@ fn wrong_length(what: &str, len: usize, size: usize, path: &Path) -> anyhow::Err
     anyhow!("{what} of {len} bytes on {}, where every message of the case is {size} bytes", path.display())
 }
 
-/// Takes one packet into `buf` (exactly `buf.len()` bytes long): `Ok(true)` when it came,
-/// `Ok(false)` at the end of the connection, an error for a packet of another length.
+/// Takes one packet into `buf` (exactly `buf.len()` bytes long) with `recv(flags)`: `End` at
+/// the end of the connection, `Nothing` when `MSG_DONTWAIT` found none, an error for a packet of
+/// another length.
 #[inline]
-fn read_packet(fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
+fn read_packet(fd: RawFd, buf: &mut [u8], path: &Path, flags: libc::c_int) -> Result<Read> {
     loop {
         // MSG_TRUNC: the packet's real length comes back even when it is longer than `buf`.
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags | libc::MSG_TRUNC) };
         if n as usize == buf.len() {
-            return Ok(true);
+            return Ok(Read::Message);
         }
         if n == 0 {
             // Zero-length packets are never sent: this is the end.
-            return Ok(false);
+            return Ok(Read::End);
         }
         if n > 0 {
             return Err(anyhow!(
@@ -599,16 +642,18 @@ fn read_packet(fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
             ));
         }
         let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(anyhow!("recv on {}: {e}", path.display()));
+        match e.kind() {
+            io::ErrorKind::Interrupted => {}
+            io::ErrorKind::WouldBlock => return Ok(Read::Nothing),
+            _ => return Err(anyhow!("recv on {}: {e}", path.display())),
         }
     }
 }
 
 /// Reads one message of the connection's framing.
 #[inline]
-fn read_framed(packets: bool, fd: RawFd, buf: &mut [u8], path: &Path) -> Result<bool> {
-    if packets { read_packet(fd, buf, path) } else { read_message(fd, buf, path) }
+fn read_framed(packets: bool, fd: RawFd, buf: &mut [u8], path: &Path, flags: libc::c_int) -> Result<Read> {
+    if packets { read_packet(fd, buf, path, flags) } else { read_message(fd, buf, path, flags) }
 }
 
 /// One connected socket: the stream and round-trip endpoint, and a service's client.
@@ -616,8 +661,22 @@ pub struct Connection {
     stream: OwnedFd,
     /// Seqpacket: one `recv` per message. (A seqpacket `write` is one packet, whole or failed.)
     packets: bool,
+    /// Every receive's flags: `MSG_DONTWAIT` when polling.
+    flags: libc::c_int,
     size: usize,
     path: PathBuf,
+}
+
+impl Connection {
+    fn new(t: Transport, setup: &Setup, stream: OwnedFd, path: PathBuf) -> Connection {
+        Connection {
+            stream,
+            packets: t == Transport::Seqpacket,
+            flags: recv_flags(setup),
+            size: setup.size,
+            path,
+        }
+    }
 }
 
 impl Tx for Connection {
@@ -636,11 +695,11 @@ impl Rx for Connection {
         let Some(buf) = buf.get_mut(..self.size) else {
             return Err(wrong_length("a buffer", buf.len(), self.size, &self.path));
         };
-        if read_framed(self.packets, self.stream.as_raw_fd(), buf, &self.path)? {
-            Ok(Received::Message(self.size))
-        } else {
-            Ok(Received::Closed)
-        }
+        Ok(match read_framed(self.packets, self.stream.as_raw_fd(), buf, &self.path, self.flags)? {
+            Read::Message => Received::Message(self.size),
+            Read::Nothing => Received::Empty,
+            Read::End => Received::Closed,
+        })
     }
 }
 
@@ -652,6 +711,8 @@ pub struct Server {
     live: usize,
     events: Vec<libc::epoll_event>,
     packets: bool,
+    /// `MSG_DONTWAIT` when polling: then `epoll_wait` does not wait either.
+    flags: libc::c_int,
     /// `events[next..ready]` are still to be served from the last `epoll_wait`.
     ready: usize,
     next: usize,
@@ -686,7 +747,9 @@ impl Server {
         Ok(())
     }
 
-    fn wait(&mut self) -> Result<()> {
+    /// Takes the ready connections, waiting for one unless polling: false when none was ready.
+    fn wait(&mut self) -> Result<bool> {
+        let timeout = if self.flags == 0 { -1 } else { 0 };
         loop {
             // SAFETY: `events` is valid for writes of its length in epoll_event.
             let n = unsafe {
@@ -694,7 +757,7 @@ impl Server {
                     self.epoll.as_raw_fd(),
                     self.events.as_mut_ptr(),
                     self.events.len() as i32,
-                    -1,
+                    timeout,
                 )
             };
             if n < 0 {
@@ -706,7 +769,7 @@ impl Server {
             }
             self.ready = n as usize;
             self.next = 0;
-            return Ok(());
+            return Ok(n > 0);
         }
     }
 }
@@ -723,7 +786,9 @@ impl Rx for Server {
                 return Ok(Received::Closed);
             }
             if self.next == self.ready {
-                self.wait()?;
+                if !self.wait()? {
+                    return Ok(Received::Empty);
+                }
                 continue;
             }
             // Copy the field out: epoll_event is packed on x86-64.
@@ -732,11 +797,15 @@ impl Rx for Server {
             let Some(stream) = self.conns.get(k).and_then(Option::as_ref) else {
                 continue;
             };
-            if read_framed(self.packets, stream.as_raw_fd(), buf, &self.path)? {
-                self.current = Some(k);
-                return Ok(Received::Message(size));
+            match read_framed(self.packets, stream.as_raw_fd(), buf, &self.path, self.flags)? {
+                Read::Message => {
+                    self.current = Some(k);
+                    return Ok(Received::Message(size));
+                }
+                // Ready, yet taken by nothing: the next ready connection.
+                Read::Nothing => {}
+                Read::End => self.remove(k)?,
             }
-            self.remove(k)?;
         }
     }
 }
@@ -754,6 +823,59 @@ impl Tx for Server {
     }
 }
 
+/// Sets `SO_SNDBUF` and `SO_RCVBUF` of a connection to `--buffer`'s bytes (if given), then reads
+/// them back: the kernel doubles what is asked (for its own bookkeeping) and caps it at
+/// `net.core.wmem_max` / `rmem_max`.
+fn socket_buffers(fd: RawFd, setup: &Setup, path: &Path) -> Result<Buffer> {
+    if let Some(bytes) = setup.buffer {
+        let value = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        for (opt, name) in [(libc::SO_SNDBUF, "SO_SNDBUF"), (libc::SO_RCVBUF, "SO_RCVBUF")] {
+            // SAFETY: `value` is a valid int for the call's duration; `fd` is open.
+            let r = unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&value as *const libc::c_int).cast(),
+                    mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            if r < 0 {
+                bail!("setsockopt {name} {bytes} on {}: {}", path.display(), io::Error::last_os_error());
+            }
+        }
+    }
+    let (snd, rcv) = (sockopt(fd, libc::SO_SNDBUF)?, sockopt(fd, libc::SO_RCVBUF)?);
+    let why = match setup.buffer {
+        None => "the kernel's defaults".to_string(),
+        Some(b) if snd < 2 * b || rcv < 2 * b => {
+            format!("--buffer {b}, doubled by the kernel and cut by net.core.wmem_max and rmem_max")
+        }
+        Some(b) => format!("--buffer {b}, doubled by the kernel"),
+    };
+    Ok(Buffer::kernel_bytes(
+        snd,
+        format!(
+            "SO_SNDBUF {snd} and SO_RCVBUF {rcv} bytes ({why}, read back); the kernel charges each write \
+             its overhead, so fewer than bytes / size messages fit"
+        ),
+    ))
+}
+
+/// An integer socket option of `fd`.
+fn sockopt(fd: RawFd, opt: libc::c_int) -> Result<usize> {
+    let mut value: libc::c_int = 0;
+    let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are valid for the call's duration and sized as it says.
+    let r = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, opt, (&mut value as *mut libc::c_int).cast(), &mut len)
+    };
+    if r < 0 {
+        bail!("getsockopt: {}", io::Error::last_os_error());
+    }
+    Ok(value as usize)
+}
+
 /// The kernel's default SO_SNDBUF and SO_RCVBUF of the transport's socket, as a fresh one
 /// reports them, or why they are unknown.
 fn default_buffer_sizes(t: Transport) -> Result<(usize, usize), String> {
@@ -763,25 +885,7 @@ fn default_buffer_sizes(t: Transport) -> Result<(usize, usize), String> {
         Transport::Tcp => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map(OwnedFd::from),
     };
     let a = made.map_err(|e| format!("a fresh socket: {e}"))?;
-    let get = |opt: libc::c_int, name: &str| -> Result<usize, String> {
-        let mut value: libc::c_int = 0;
-        let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `value` and `len` are valid for the call's duration and sized as it says.
-        let r = unsafe {
-            libc::getsockopt(
-                a.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&mut value as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        if r < 0 {
-            Err(format!("getsockopt {name}: {}", io::Error::last_os_error()))
-        } else {
-            Ok(value as usize)
-        }
-    };
+    let get = |opt, name: &str| sockopt(a.as_raw_fd(), opt).map_err(|e| format!("{name}: {e}"));
     Ok((get(libc::SO_SNDBUF, "SO_SNDBUF")?, get(libc::SO_RCVBUF, "SO_RCVBUF")?))
 }
 
@@ -800,7 +904,7 @@ mod tests {
         let info = Uds::info();
         assert_eq!(info.id, "uds");
         assert!(info.version.starts_with("Linux "), "{}", info.version);
-        assert_eq!(info.modes, &[RecvMode::Waiting]);
+        assert_eq!(info.modes, &RecvMode::ALL);
         assert!(info.configuration[0].1.ends_with(" bytes"), "{:?}", info.configuration);
         assert!(info.configuration[1].1.ends_with(" bytes"), "{:?}", info.configuration);
         assert!(info.capabilities.stream.is_yes());
@@ -808,11 +912,13 @@ mod tests {
         assert!(!info.capabilities.queue.is_yes());
     }
 
-    /// 1000 messages in order, then the end; the rendezvous file is gone after set-up.
+    /// 1000 messages in order, then the end, in each mode; the rendezvous file is gone after
+    /// set-up.
     fn stream_of_1000<L: Library>(what: &str) {
-        let place = Scratch::new(what);
-        testing::stream_in_order::<L>(&place.setup(Shape::Stream), 1000, || {});
-        assert_eq!(std::fs::read_dir(&place.dir).unwrap().count(), 0, "a rendezvous file was left");
+        testing::in_each_mode::<L>(what, Shape::Stream, |setup| {
+            testing::stream_in_order::<L>(setup, 1000, || {});
+            assert_eq!(std::fs::read_dir(setup.dir).unwrap().count(), 0, "a rendezvous file was left");
+        });
     }
 
     #[test]
@@ -832,22 +938,30 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let place = Scratch::new("uds-rtt");
-        testing::round_trips::<Uds>(&Setup { size: 1000, ..place.setup(Shape::RoundTrip) }, 200);
+        testing::in_each_mode::<Uds>("uds-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<Uds>(&Setup { size: 1000, ..*setup }, 200);
+        });
+        testing::in_each_mode::<Tcp>("tcp-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<Tcp>(setup, 200);
+        });
+        testing::in_each_mode::<Seqpacket>("seqp-rtt", Shape::RoundTrip, |setup| {
+            testing::round_trips::<Seqpacket>(setup, 200);
+        });
     }
 
-    /// Client `j` goes to server `j % servers`: each server answers exactly its clients' requests.
+    /// Client `j` goes to server `j % servers`: each server answers exactly its clients'
+    /// requests, in each mode.
     fn service<L: Library>(what: &str, clients: usize, servers: usize) {
-        let place = Scratch::new(what);
         let per_client = 300u64;
-        let shape = Shape::Service { clients, servers };
-        let answered = testing::service_replies::<L>(&Setup { size: 64, ..place.setup(shape) }, per_client);
-        for (i, n) in answered.into_iter().enumerate() {
-            let mine = (0..clients).filter(|j| j % servers == i).count() as u64;
-            assert_eq!(n, mine * per_client, "server {i}");
-        }
-        // Every socket file was unlinked.
-        assert_eq!(std::fs::read_dir(&place.dir).unwrap().count(), 0);
+        testing::in_each_mode::<L>(what, Shape::Service { clients, servers }, |setup| {
+            let answered = testing::service_replies::<L>(&Setup { size: 64, ..*setup }, per_client);
+            for (i, n) in answered.into_iter().enumerate() {
+                let mine = (0..clients).filter(|j| j % servers == i).count() as u64;
+                assert_eq!(n, mine * per_client, "server {i} {:?}", setup.mode);
+            }
+            // Every socket file was unlinked.
+            assert_eq!(std::fs::read_dir(setup.dir).unwrap().count(), 0);
+        });
     }
 
     #[test]
@@ -945,12 +1059,63 @@ mod tests {
         });
     }
 
+    /// `--buffer` reaches both ends of every transport: the kernel reports twice what was asked
+    /// (within its caps), and the defaults without it.
     #[test]
-    fn polling_and_other_shapes_are_refused() {
-        let place = Scratch::new("uds-refused");
+    fn the_buffer_sets_both_socket_buffers() {
+        fn check<L: Library>(label: &str) {
+            let place = Scratch::new(label);
+            let asked = 64 << 10;
+            for b in
+                testing::stream_buffers::<L>(&Setup { buffer: Some(asked), ..place.setup(Shape::Stream) })
+            {
+                let b = b.unwrap();
+                assert_eq!(b.messages, None, "{}", b.how);
+                assert!(b.bytes.unwrap() >= asked, "{}", b.how);
+                assert!(b.how.contains("--buffer 65536"), "{}", b.how);
+            }
+            for b in testing::stream_buffers::<L>(&place.setup(Shape::Stream)) {
+                assert!(b.unwrap().how.contains("the kernel's defaults"));
+            }
+        }
+        check::<Uds>("uds-buf");
+        check::<Seqpacket>("seqp-buf");
+        check::<Tcp>("tcp-buf");
+    }
+
+    /// A polling receive with nothing there says so at once, and the socket stays usable.
+    #[test]
+    fn a_polling_receive_with_nothing_there_is_empty() {
+        let place = Scratch::new("uds-empty");
         let st = Setup { mode: RecvMode::Polling, ..place.setup(Shape::Stream) };
-        let err = Uds::stream(&st, Side::Connect).err().unwrap().to_string();
-        assert_eq!(err, "uds is measured only with blocking receives (waiting), not polling");
+        thread::scope(|s| {
+            let rx = s.spawn(|| Uds::stream(&st, Side::Accept).unwrap().endpoint);
+            let mut tx = Uds::stream(&st, Side::Connect).unwrap().endpoint;
+            let mut rx = rx.join().unwrap();
+            let mut buf = [0u8; 16];
+            assert_eq!(rx.recv(&mut buf).unwrap(), Received::Empty);
+            tx.send(&[9u8; 16]).unwrap();
+            let got = loop {
+                match rx.recv(&mut buf).unwrap() {
+                    Received::Empty => std::hint::spin_loop(),
+                    other => break other,
+                }
+            };
+            assert_eq!((got, buf), (Received::Message(16), [9u8; 16]));
+            drop(tx);
+            let end = loop {
+                match rx.recv(&mut buf).unwrap() {
+                    Received::Empty => std::hint::spin_loop(),
+                    other => break other,
+                }
+            };
+            assert_eq!(end, Received::Closed);
+        });
+    }
+
+    #[test]
+    fn other_shapes_are_refused() {
+        let place = Scratch::new("uds-refused");
         let st = place.setup(Shape::Queue { producers: 1, consumers: 1 });
         let err = Tcp::stream(&st, Side::Connect).err().unwrap().to_string();
         assert_eq!(err, "tcp: a stream endpoint was asked for Queue { producers: 1, consumers: 1 }");

@@ -24,14 +24,21 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Member, Mesh, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
-    Support, Tx,
+    Buffer, Capabilities, Library, LibraryInfo, Member, Mesh, Opened, Received, RecvMode, Requests, Rx,
+    Setup, Side, Support, Tx,
 };
+
+/// An endpoint, with what its queues hold.
+fn opened(e: Endpoint) -> Opened<Endpoint> {
+    let buffer = e.buffer.clone();
+    Opened::new(e).buffered(buffer)
+}
 
 /// ZeroMQ (libzmq).
 pub struct Zmq;
 
-/// The high-water marks, left at libzmq's default (recorded, and checked when a socket is made).
+/// The high-water marks, libzmq's default unless `--buffer` sets them (recorded, and checked
+/// when a socket is made).
 const HWM: i32 = 1000;
 /// How soon a connecting socket retries a peer that is not listening yet (libzmq's default is
 /// 100 ms, which would only lengthen set-up).
@@ -80,7 +87,7 @@ impl Library for Zmq {
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Endpoint>> {
         let round_trip = setup.stream_or_round_trip().map_err(|e| anyhow!("zmq: {e}"))?;
         let at = endpoint(setup, "stream")?;
-        Ok(Opened::new(match (side, round_trip) {
+        Ok(opened(match (side, round_trip) {
             (Side::Accept, false) => Endpoint::bound(setup, zmq::PULL, &at, 1)?,
             (Side::Accept, true) => Endpoint::bound(setup, zmq::REP, &at, 1)?,
             (Side::Connect, false) => Endpoint::connected(setup, zmq::PUSH, &[at])?,
@@ -116,7 +123,7 @@ impl Library for Zmq {
         }
         e.socket.set_rcvtimeo(-1)?;
         e.ending = Some(Ending { monitor, peers: subscribers, resend: true });
-        Ok(Opened::new(e))
+        Ok(opened(e))
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -126,22 +133,22 @@ impl Library for Zmq {
         e.socket.set_subscribe(b"")?;
         e.socket.connect(&at).with_context(|| format!("connecting to {at}"))?;
         e.ends = Ends::new(1);
-        Ok(Opened::new(e))
+        Ok(opened(e))
     }
 
     fn producer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        Ok(Opened::new(meshed(setup, Member::Producer, zmq::PUSH)?))
+        Ok(opened(meshed(setup, Member::Producer, zmq::PUSH)?))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
-        Ok(Opened::new(meshed(setup, Member::Consumer, zmq::PULL)?))
+        Ok(opened(meshed(setup, Member::Consumer, zmq::PULL)?))
     }
 
     fn client(setup: &Setup) -> Result<Opened<Endpoint>> {
         let mut e = meshed(setup, Member::Client, zmq::REQ)?;
         // A client's requests are all answered when it closes: nothing to end.
         e.ending = None;
-        Ok(Opened::new(e))
+        Ok(opened(e))
     }
 
     fn server(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -152,7 +159,7 @@ impl Library for Zmq {
         // Its one sender of an end marker is its owner handle, below (a client sends none).
         let e = Endpoint::bound(setup, zmq::REP, &at, 1)?;
         let stopper = Stopper { context: e.context.clone(), at, timeout: setup.timeout };
-        Ok(Opened { endpoint: e, owner: Some(Box::new(stopper)) })
+        Ok(opened(e).owning(Box::new(stopper)))
     }
 }
 
@@ -204,6 +211,8 @@ pub struct Endpoint {
     ending: Option<Ending>,
     index: usize,
     timeout: Duration,
+    /// The high-water marks as set.
+    buffer: Buffer,
     // Dropped last: the sockets above keep it alive anyway (the crate counts references).
     context: zmq::Context,
 }
@@ -233,6 +242,24 @@ impl Endpoint {
         if socket.get_sndhwm()? != HWM || socket.get_rcvhwm()? != HWM {
             bail!("zmq: the default high-water marks are not {HWM} in this libzmq: update the adapter");
         }
+        let why = match setup.buffer_messages() {
+            Some(n) => {
+                let n = i32::try_from(n).unwrap_or(i32::MAX);
+                socket.set_sndhwm(n)?;
+                socket.set_rcvhwm(n)?;
+                "--buffer"
+            }
+            None => "libzmq's default",
+        };
+        let hwm = socket.get_sndhwm()?;
+        let buffer = Buffer::messages(
+            hwm as usize,
+            setup.size,
+            format!(
+                "ZMQ_SNDHWM and ZMQ_RCVHWM {hwm} messages ({why}, read back): the sender's queue and the \
+                 receiver's hold that many each, and the ipc socket's kernel buffer more"
+            ),
+        );
         let flags = match setup.mode {
             RecvMode::Waiting => 0,
             RecvMode::Polling => zmq::DONTWAIT,
@@ -244,6 +271,7 @@ impl Endpoint {
             ending: None,
             index: setup.index,
             timeout: setup.timeout,
+            buffer,
             context,
         })
     }
@@ -458,6 +486,20 @@ mod tests {
         assert!(err.contains("a producer endpoint was asked for Stream"), "{err}");
         let err = Zmq::stream(&setup(shape), Side::Accept).err().unwrap().to_string();
         assert!(err.starts_with("zmq: a stream endpoint was asked for Broadcast"), "{err}");
+    }
+
+    /// Without `--buffer` the high-water marks are libzmq's; with it, its bytes in messages.
+    #[test]
+    fn the_buffer_sets_the_high_water_marks() {
+        let place = Scratch::new("zmq-buffer");
+        for (buffer, hwm) in [(None, 1000), (Some(64 << 10), 4096)] {
+            let setup = Setup { buffer, ..place.setup(Shape::Stream) };
+            for b in testing::stream_buffers::<Zmq>(&setup) {
+                let b = b.unwrap();
+                assert_eq!((b.messages, b.bytes), (Some(hwm), Some(hwm * 16)), "{}", b.how);
+                assert_eq!(b.how.contains("--buffer"), buffer.is_some(), "{}", b.how);
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A chart per pattern, SVG and PNG (plotters): every library's bars side by side per case, on
 //! a log axis when the values span more than 30 times; a lossy broadcast's share lost and a
-//! service's p50 round trip in a panel of their own under the rates.
+//! service's p50 round trip in a panel of their own under the rates. Then the receive modes
+//! side by side per library, and (`scatter`) each library's rate against its CPU per message.
 
 use std::path::Path;
 use std::sync::Once;
@@ -11,18 +12,32 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::View;
+use super::cost;
 use crate::analysis;
 use crate::matrix::Pattern;
-use crate::results::{CaseResult, Figure, Status};
+use crate::results::{CaseResult, Figure, Figures, Status};
+use ipcbench_api::RecvMode;
 
 /// DejaVu Sans, compiled in: PNGs need a font, and the machine's own are not looked up.
 static FONT: &[u8] = include_bytes!("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
-const SANS: &str = "sans-serif";
+pub const SANS: &str = "sans-serif";
 
 /// A chart written as `<name>.svg` and `<name>.png`.
 pub struct Chart {
     pub name: String,
     pub title: String,
+    pub section: Section,
+}
+
+/// Where a report shows a chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// With the other patterns' charts.
+    Patterns,
+    /// Under the table of the receive modes.
+    Modes,
+    /// Under the table of what each figure cost.
+    Cost,
 }
 
 /// One panel: a value per (case, series).
@@ -41,7 +56,11 @@ struct Spec {
     panels: Vec<Panel>,
 }
 
-const COLORS: [RGBColor; 16] = [
+/// The modes chart's two series.
+const WAITING: RGBColor = RGBColor(230, 159, 0);
+const POLLING: RGBColor = RGBColor(0, 114, 178);
+
+pub const COLORS: [RGBColor; 16] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -154,7 +173,53 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
     })
 }
 
-pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
+/// Each library of the modes table (the smallest stream and round trip) as a group of two bars,
+/// waiting and polling: the stream's rate in one panel, the round trip's p50 in the other.
+fn modes_spec(view: &View) -> Option<Spec> {
+    let cases: Vec<(Pattern, String)> = [Pattern::Stream, Pattern::StreamRtt]
+        .into_iter()
+        .filter_map(|p| cost::focus(view, p).map(|c| (p, c)))
+        .collect();
+    let ok = |case: &str, lib: &str, s: usize| view.result(case, lib, s).filter(|r| r.status == Status::Ok);
+    let columns: Vec<&(String, usize)> =
+        view.columns.iter().filter(|(lib, s)| cases.iter().any(|(_, c)| ok(c, lib, *s).is_some())).collect();
+    if columns.is_empty() {
+        return None;
+    }
+    let panel = |case: &str, unit: &'static str, f: fn(&Figures) -> Option<f64>| Panel {
+        unit,
+        values: columns
+            .iter()
+            .map(|(lib, s)| {
+                RecvMode::ALL
+                    .iter()
+                    .map(|&mode| {
+                        let m = ok(case, lib, *s)?.modes.iter().find(|m| m.mode == mode)?;
+                        f(m.median.as_ref()?)
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    let panels = cases
+        .iter()
+        .map(|(pattern, case)| match analysis::counted(*pattern) {
+            Figure::P50Ns => panel(case, "round trip p50 (µs)", |f| f.p50_ns.map(|ns| ns / 1e3)),
+            Figure::MsgsPerS => panel(case, "stream: M msg/s", |f| Some(f.msgs_per_s / 1e6)),
+        })
+        .collect();
+    let names: Vec<&str> = cases.iter().map(|(_, c)| c.as_str()).collect();
+    Some(Spec {
+        title: format!("Waiting against polling: {}", names.join(" and ")),
+        cases: columns.iter().map(|c| view.column_label(c)).collect(),
+        series: RecvMode::ALL.iter().map(|m| m.to_string()).collect(),
+        colors: vec![WAITING, POLLING],
+        panels,
+    })
+}
+
+/// Registers the compiled-in font, once per process.
+pub fn font() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
         // The font is a fixed file: a failure here is a build defect, and text would be missing.
@@ -162,10 +227,19 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
             eprintln!("ipcbench report: the compiled-in font was refused; PNG charts will have no text");
         }
     });
+}
+
+pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
+    font();
+    let mut specs: Vec<(String, Section, Spec)> = groups(view)
+        .into_iter()
+        .filter_map(|(family, cases)| {
+            spec(view, family, cases).map(|s| (family_name(family).to_string(), Section::Patterns, s))
+        })
+        .collect();
+    specs.extend(modes_spec(view).map(|s| ("modes".to_string(), Section::Modes, s)));
     let mut charts = Vec::new();
-    for (family, cases) in groups(view) {
-        let Some(spec) = spec(view, family, cases) else { continue };
-        let name = family_name(family);
+    for (name, section, spec) in specs {
         let (w, h) = size(&spec);
         let svg = dir.join(format!("{name}.svg"));
         let png = dir.join(format!("{name}.png"));
@@ -173,8 +247,9 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         draw(BitMapBackend::new(&png, (w, h)).into_drawing_area(), &spec)
             .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-        charts.push(Chart { name: name.to_string(), title: spec.title });
+        charts.push(Chart { name, title: spec.title, section });
     }
+    charts.extend(super::scatter::draw(view, dir)?);
     Ok(charts)
 }
 

@@ -1,6 +1,15 @@
-//! The medians as CSV (`medians.csv`): every result of every file, one line each (RFC 4180).
+//! The medians as CSV (`medians.csv`): every result of every file, one line each (RFC 4180):
+//! the better mode's figures and cost, then each receive mode's rate and p50.
 
 use super::View;
+use crate::results::CaseResult;
+use ipcbench_api::RecvMode;
+
+/// A receive mode's median rate and p50, empty where it has none.
+fn mode_figures(r: &CaseResult, mode: RecvMode) -> [Option<f64>; 2] {
+    let f = r.modes.iter().find(|m| m.mode == mode).and_then(|m| m.median);
+    [f.map(|f| f.msgs_per_s), f.and_then(|f| f.p50_ns)]
+}
 
 /// Every result as one CSV line (RFC 4180 quoting).
 pub fn csv(view: &View) -> String {
@@ -9,13 +18,15 @@ pub fn csv(view: &View) -> String {
     };
     let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let mut out = String::from(
-        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,lost_share,spread_relative,processes,oversubscribed,reason\n",
+        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
     );
     for s in view.sources {
         for r in &s.doc.results {
             let f = r.median;
+            let [waiting_rate, waiting_p50] = mode_figures(r, RecvMode::Waiting);
+            let [polling_rate, polling_p50] = mode_figures(r, RecvMode::Polling);
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&s.label),
                 q(&r.case),
                 r.pattern.as_str(),
@@ -28,6 +39,13 @@ pub fn csv(view: &View) -> String {
                 num(f.and_then(|f| f.p50_ns)),
                 num(f.and_then(|f| f.p99_ns)),
                 num(f.and_then(|f| f.lost_share)),
+                num(f.and_then(|f| f.cores_busy)),
+                num(f.and_then(|f| f.cpu_ns_per_msg)),
+                num(f.and_then(|f| f.peak_rss_bytes)),
+                num(waiting_rate),
+                num(waiting_p50),
+                num(polling_rate),
+                num(polling_p50),
                 num(r.spread.as_ref().map(|s| s.relative)),
                 r.processes,
                 r.oversubscribed,

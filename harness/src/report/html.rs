@@ -4,9 +4,9 @@
 use anyhow::{Context, Result};
 
 use super::View;
-use super::charts::Chart;
+use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{summary, tables};
+use super::{cost, summary, tables};
 use crate::analysis::Rank;
 
 fn esc(text: &str) -> String {
@@ -101,18 +101,22 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
         out.push_str(&format!("<li>{}</li>", esc(text)));
     }
     out.push_str("</ol><h2>Charts</h2>");
-    for c in charts {
-        let path = view_chart_path(view, c);
-        let svg = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        // The XML declaration may not stand inside HTML.
-        let svg = svg
-            .trim_start()
-            .strip_prefix("<?xml")
-            .map_or(svg.as_str(), |rest| rest.split_once("?>").map_or(rest, |(_, body)| body));
-        out.push_str(&format!("<div class=\"chart\" id=\"chart-{}\">{svg}</div>", esc(&c.name)));
-    }
+    out.push_str(&inline(view, charts, Section::Patterns)?);
+    out.push_str(&format!("<h2>Waiting against polling</h2><p class=\"note\">{}</p>", esc(cost::MODES)));
+    out.push_str(&table(&cost::modes_table(view), None));
+    out.push_str(&inline(view, charts, Section::Modes)?);
+    out.push_str(&format!("<h2>What each figure costs</h2><p class=\"note\">{}</p>", esc(cost::COST)));
+    out.push_str(&table(&cost::cost_table(view), None));
+    out.push_str(&inline(view, charts, Section::Cost)?);
     out.push_str("<h2>Capabilities</h2>");
     out.push_str(&table(&model::capability_table(&view.library_records()), None));
+    out.push_str(&format!("<h2>Buffers</h2><p class=\"note\">{}</p>", esc(&tables::depth_note(view))));
+    let depths = tables::depth_table(view);
+    if depths.rows.is_empty() {
+        out.push_str(&format!("<p class=\"note\">{}</p>", esc(tables::NO_DEPTHS)));
+    } else {
+        out.push_str(&table(&depths, None));
+    }
     out.push_str("<h2>Shared memory mapped</h2><p class=\"note\">By the library's largest process in each charted case.</p>");
     out.push_str(&table(&tables::mapped_table(view), None));
     out.push_str("<h2>Machines</h2>");
@@ -121,6 +125,18 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
     Ok(out)
 }
 
-fn view_chart_path(view: &View, c: &Chart) -> std::path::PathBuf {
-    view.out.join("charts").join(format!("{}.svg", c.name))
+/// The charts of one section, their SVG inline.
+fn inline(view: &View, charts: &[Chart], section: Section) -> Result<String> {
+    let mut out = String::new();
+    for c in charts.iter().filter(|c| c.section == section) {
+        let path = view.out.join("charts").join(format!("{}.svg", c.name));
+        let svg = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        // The XML declaration may not stand inside HTML.
+        let svg = svg
+            .trim_start()
+            .strip_prefix("<?xml")
+            .map_or(svg.as_str(), |rest| rest.split_once("?>").map_or(rest, |(_, body)| body));
+        out.push_str(&format!("<div class=\"chart\" id=\"chart-{}\">{svg}</div>", esc(&c.name)));
+    }
+    Ok(out)
 }

@@ -1,9 +1,9 @@
 //! The report as Markdown (`report.md`): every table of the model, its legend and footnotes.
 
 use super::View;
-use super::charts::Chart;
+use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{summary, tables};
+use super::{cost, summary, tables};
 use crate::analysis::Rank;
 
 /// Markdown-safe: a `|` inside a cell would split it.
@@ -53,7 +53,14 @@ fn case_table(view: &View) -> String {
 }
 
 fn buffers(view: &View) -> String {
-    let mut out = format!("{}:\n\n", tables::MAPPED);
+    let mut out = format!("{}\n\n", tables::depth_note(view));
+    let depths = tables::depth_table(view);
+    if depths.rows.is_empty() {
+        out.push_str(&format!("{}\n", tables::NO_DEPTHS));
+    } else {
+        out.push_str(&render(&depths));
+    }
+    out.push_str(&format!("\n{}:\n\n", tables::MAPPED));
     out.push_str(&render(&tables::mapped_table(view)));
     out.push_str("\nEach library's buffers, rings and settings, as the run recorded them:\n\n");
     for id in &view.libraries {
@@ -79,10 +86,20 @@ pub fn page(view: &View, charts: &[Chart]) -> String {
     }
     out.push_str("\n## Case by case\n\n");
     out.push_str(&case_table(view));
+    let pictures = |section: Section| -> String {
+        let of = charts.iter().filter(|c| c.section == section);
+        of.map(|c| format!("![{}](charts/{}.png)\n\n", c.title, c.name)).collect()
+    };
     out.push_str("\n## Charts\n\n");
-    for c in charts {
-        out.push_str(&format!("![{}](charts/{}.png)\n\n", c.title, c.name));
-    }
+    out.push_str(&pictures(Section::Patterns));
+    out.push_str(&format!("## Waiting against polling\n\n{}\n\n", cost::MODES));
+    out.push_str(&render(&cost::modes_table(view)));
+    out.push('\n');
+    out.push_str(&pictures(Section::Modes));
+    out.push_str(&format!("## What each figure costs\n\n{}\n\n", cost::COST));
+    out.push_str(&render(&cost::cost_table(view)));
+    out.push('\n');
+    out.push_str(&pictures(Section::Cost));
     out.push_str("## Capabilities\n\nWhich patterns each library has, and how its messages travel.\n\n");
     out.push_str(&render(&model::capability_table(&view.library_records())));
     out.push_str("\n## Buffers and configuration\n\n");

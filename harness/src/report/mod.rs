@@ -9,10 +9,12 @@
 //! the closing table, `ipcbench list`) are rendered by `terminal` from the same model.
 
 mod charts;
+mod cost;
 mod csv;
 mod html;
 mod markdown;
 pub mod model;
+mod scatter;
 mod summary;
 mod tables;
 pub mod terminal;

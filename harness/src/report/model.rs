@@ -249,7 +249,8 @@ mod tests {
 
     #[test]
     fn figures_read_as_the_tables_print_them() {
-        let f = Figures { msgs_per_s: 1.17e6, p50_ns: Some(830.0), p99_ns: Some(1200.0), lost_share: None };
+        let f =
+            Figures { msgs_per_s: 1.17e6, p50_ns: Some(830.0), p99_ns: Some(1200.0), ..Default::default() };
         assert_eq!(figure_text(Pattern::StreamRtt, &f), "p50 830 ns p99 1.20 µs");
         assert_eq!(figure_text(Pattern::Service, &f), "1.17 M msg/s, p50 830 ns");
         let lossy = Figures { msgs_per_s: 765e3, lost_share: Some(0.919), ..Default::default() };

@@ -7,7 +7,7 @@ use super::View;
 use super::model::{Cell, Table, figure_text};
 use crate::format::{bytes, nanos};
 use crate::matrix::{self, Pattern};
-use crate::results::{CaseResult, Status};
+use crate::results::{BufferRecord, CaseResult, Status};
 
 /// What the buffers table shows.
 pub const MAPPED: &str = "Shared memory mapped by the library's largest process in each charted case (every \
@@ -116,6 +116,74 @@ pub fn machine_table(view: &View) -> Table {
             .collect()
         })
         .collect();
+    Table { header, rows, notes: Vec::new() }
+}
+
+/// What the report says when no result recorded its channel's depth.
+pub const NO_DEPTHS: &str = "Not recorded: this results file is older than the buffer records.";
+
+/// What the depth table shows.
+pub fn depth_note(view: &View) -> String {
+    let asked: Vec<String> = view
+        .sources
+        .iter()
+        .map(|s| match s.doc.settings.buffer_bytes {
+            Some(b) => format!("{}: --buffer {}", s.label, bytes(b as u64)),
+            None => format!("{}: each library's own defaults", s.label),
+        })
+        .collect();
+    format!(
+        "How much each library's channel holds between a sender and its receiver in the streams, as its \
+         adapter set it up and read it back where the library lets one ({}). Messages where the library \
+         counts them or they follow from the bytes; the kernel's sockets charge each write more than its \
+         bytes.",
+        asked.join("; ")
+    )
+}
+
+/// The depth a result's channel had: the receiving role's report (or any role's), of the
+/// better mode's first run.
+fn depth(r: &CaseResult) -> Option<&BufferRecord> {
+    let roles = &r.best()?.runs.first()?.roles;
+    let receiving = roles.iter().filter(|x| !x.role.is_driving());
+    receiving.chain(roles.iter()).find_map(|x| x.buffer.as_ref())
+}
+
+/// A row per library, a column per stream case: its depth in messages and bytes, and how it was
+/// set (in the smallest case).
+pub fn depth_table(view: &View) -> Table {
+    let cases: Vec<String> = view
+        .cases
+        .iter()
+        .filter_map(|name| matrix::find(name).ok())
+        .filter(|c| c.pattern() == Pattern::Stream && c.batch == 1)
+        .map(|c| c.name)
+        .collect();
+    let header = std::iter::once("library".to_string())
+        .chain(cases.iter().cloned())
+        .chain(["how".to_string()])
+        .collect();
+    let mut rows = Vec::new();
+    for col @ (lib, s) in &view.columns {
+        let records: Vec<Option<&BufferRecord>> = cases
+            .iter()
+            .map(|c| view.result(c, lib, *s).filter(|r| r.status == Status::Ok).and_then(depth))
+            .collect();
+        let Some(how) = records.iter().flatten().next().map(|b| b.how.clone()) else { continue };
+        let cells = records.iter().map(|b| {
+            Cell::Text(match b {
+                Some(b) => match (b.messages, b.bytes) {
+                    (Some(m), Some(n)) => format!("{m} messages ({})", bytes(n as u64)),
+                    (None, Some(n)) => bytes(n as u64),
+                    (Some(m), None) => format!("{m} messages"),
+                    (None, None) => "not set".into(),
+                },
+                None => "—".into(),
+            })
+        });
+        let row = std::iter::once(Cell::Text(view.column_label(col))).chain(cells).chain([Cell::Text(how)]);
+        rows.push(row.collect());
+    }
     Table { header, rows, notes: Vec::new() }
 }
 

@@ -1,7 +1,8 @@
 //! The hot loops of the role processes and the checks a receiver makes of what arrives. Every
 //! loop is generic over the adapter's endpoint types, so each library gets its own compiled
 //! copy: no virtual call, allocation, lock or clock read per message beyond what the figure
-//! needs (one clock read per round trip; one per 32 one-way messages).
+//! needs (one clock read per round trip; one per 32 one-way messages). Each loop reads what its
+//! window cost (`cost::Meter`) at the window's two edges only.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
 use ipcbench_api::{Batch, Received, Rx, Tx};
 
+use super::cost::Meter;
 use super::message::{self, Header, MEASURED, WARMUP};
 use super::taken::Taken;
 use crate::results::RoleReport;
@@ -52,7 +54,7 @@ pub fn send_loop<T: Tx>(
 ) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
     message::init(&mut buf, me);
-    let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
+    let mut phases = Phases::new(w);
     let mut seq: u64 = 0;
     let stride = clock_stride(size) - 1;
     wait_until(w.start);
@@ -72,20 +74,27 @@ struct Phases {
     phase: u8,
     /// The first message of the measured window.
     measured_from: u64,
+    meter: Meter,
 }
 
 impl Phases {
-    /// At a clock read `now`, before message `seq`: records the window's edges; false once it
-    /// has ended.
+    fn new(w: Window) -> Phases {
+        Phases { w, phase: WARMUP, measured_from: 0, meter: Meter::default() }
+    }
+
+    /// At a clock read `now`, before message `seq`: records the window's edges and its cost;
+    /// false once it has ended.
     #[inline(always)]
     fn at(&mut self, now: u64, seq: u64, report: &mut RoleReport) -> bool {
         if self.phase == WARMUP && now >= self.w.measure_from {
             self.phase = MEASURED;
             self.measured_from = seq;
             report.window_start_ns = now;
+            self.meter.begin(now);
         }
         if self.phase == MEASURED && now >= self.w.end {
             report.window_end_ns = now;
+            report.cost = self.meter.end(Some(now));
             return false;
         }
         true
@@ -105,7 +114,7 @@ pub fn batch_send_loop<T: Tx>(
     for message in buf.chunks_exact_mut(size) {
         message::init(message, me);
     }
-    let mut phases = Phases { w, phase: WARMUP, measured_from: 0 };
+    let mut phases = Phases::new(w);
     let mut seq: u64 = 0;
     wait_until(w.start);
     while phases.at(message::now_ns(), seq, &mut report) {
@@ -130,6 +139,8 @@ pub fn batch_receive_loop<R: Rx, C: Check>(
     mut report: RoleReport,
 ) -> Result<RoleReport> {
     let mut buf = vec![0u8; size * n];
+    let mut meter = Meter::default();
+    meter.begin_loop();
     loop {
         match rx.recv_batch(&mut buf, size)? {
             Batch::Messages(k) => {
@@ -138,17 +149,31 @@ pub fn batch_receive_loop<R: Rx, C: Check>(
                 };
                 for msg in messages.chunks_exact(size) {
                     let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
-                    check.see(h, &mut report)?;
-                    report.received += 1;
-                    report.received_measured += (h.phase == MEASURED) as u64;
+                    count(h, &mut check, &mut meter, &mut report)?;
                 }
             }
             Batch::Empty => {}
             Batch::Closed => break,
         }
     }
+    report.cost = meter.end(None);
     check.finish(&mut report)?;
     Ok(report)
+}
+
+/// A receiver's bookkeeping of one message: the check, the counts, and the start of its
+/// measured window (its first measured message).
+#[inline(always)]
+fn count<C: Check>(h: Header, check: &mut C, meter: &mut Meter, report: &mut RoleReport) -> Result<()> {
+    check.see(h, report)?;
+    report.received += 1;
+    if h.phase == MEASURED {
+        report.received_measured += 1;
+        if !meter.started() {
+            meter.begin(message::now_ns());
+        }
+    }
+    Ok(())
 }
 
 /// What a receiver proves of the sequence numbers it sees.
@@ -244,20 +269,21 @@ pub fn receive_loop<R: Rx, C: Check>(
     mut report: RoleReport,
 ) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
+    let mut meter = Meter::default();
+    meter.begin_loop();
     loop {
         match rx.recv(&mut buf)? {
             Received::Message(n) => {
                 let msg = arrived(&buf, n)?;
                 let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
-                check.see(h, &mut report)?;
-                report.received += 1;
-                report.received_measured += (h.phase == MEASURED) as u64;
+                count(h, &mut check, &mut meter, &mut report)?;
             }
             Received::Empty => {}
             Received::Lost(n) => report.library_lost += n,
             Received::Closed => break,
         }
     }
+    report.cost = meter.end(None);
     check.finish(&mut report)?;
     Ok(report)
 }
@@ -285,6 +311,7 @@ pub fn call_loop<E: Tx + Rx>(
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
     let mut phase = WARMUP;
     let mut seq: u64 = 0;
+    let mut meter = Meter::default();
     wait_until(w.start);
     let mut last = message::now_ns();
     loop {
@@ -316,11 +343,13 @@ pub fn call_loop<E: Tx + Rx>(
             report.measured += 1;
             if now >= w.end {
                 report.window_end_ns = now;
+                report.cost = meter.end(Some(now));
                 break;
             }
         } else if now >= w.measure_from {
             phase = MEASURED;
             report.window_start_ns = now;
+            meter.begin(now);
         }
         last = now;
     }
@@ -334,6 +363,8 @@ pub fn call_loop<E: Tx + Rx>(
 /// ends. The client checks every reply.
 pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
+    let mut meter = Meter::default();
+    meter.begin_loop();
     loop {
         // Marks the buffer so that a receive that says "a message" without writing one shows
         // in the reply's check (a cost of one store against a round trip).
@@ -349,12 +380,17 @@ pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) ->
                     format!("replying to its request number {} ({what})", report.received)
                 })?;
                 report.received += 1;
+                // The window starts at the first measured request, after its reply is sent.
+                if !meter.started() && message::phase(&buf[..n]) == MEASURED {
+                    meter.begin(message::now_ns());
+                }
             }
             Received::Empty => {}
             Received::Lost(n) => bail!("a request channel lost {n} messages"),
             Received::Closed => break,
         }
     }
+    report.cost = meter.end(None);
     Ok(report)
 }
 

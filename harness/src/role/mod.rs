@@ -3,6 +3,7 @@
 //! keeps an owner's channel alive until "drain". A child counts and checks; it never decides
 //! what a figure means.
 
+pub mod cost;
 pub mod loops;
 pub mod message;
 pub mod taken;
@@ -46,6 +47,8 @@ pub struct ChildArgs {
     pub duration: Duration,
     #[arg(long = "setup-timeout-ns", value_parser = nanos)]
     pub setup_timeout: Duration,
+    #[arg(long = "buffer-bytes")]
+    pub buffer: Option<usize>,
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -77,6 +80,7 @@ impl ChildArgs {
             ("--setup-timeout-ns", ns(self.setup_timeout)),
         ]
         .into_iter()
+        .chain(self.buffer.map(|b| ("--buffer-bytes", b.to_string())))
         .flat_map(|(flag, value)| [flag.to_string(), value])
         .collect()
     }
@@ -94,6 +98,7 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
         mode: args.mode,
         timeout: args.setup_timeout,
         batch: case.batch,
+        buffer: args.buffer,
     };
     let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
     if case.batch > 1 {
@@ -160,7 +165,7 @@ fn lead<E>(
     args: &ChildArgs,
     body: impl FnOnce(&mut E, Window, RoleReport) -> Result<RoleReport>,
 ) -> Result<()> {
-    let Opened { mut endpoint, owner } = opened.context("set-up")?;
+    let Opened { mut endpoint, owner, buffer } = opened.context("set-up")?;
     let stdout = std::io::stdout();
     writeln!(stdout.lock(), "ready")?;
     let mut line = String::new();
@@ -185,6 +190,7 @@ fn lead<E>(
         end: start + (args.warmup + args.duration).as_nanos() as u64,
     };
     let mut report = body(&mut endpoint, window, RoleReport::new(args.role, args.index))?;
+    report.buffer = buffer.map(Into::into);
     // Read once the loop is done, while the endpoint is open: a library may map lazily.
     report.shared_mapped_bytes = shared_mapped_bytes();
     // A sender's end is how its receivers learn it is done.
@@ -236,6 +242,7 @@ mod tests {
             warmup: Duration::from_millis(300),
             duration: Duration::from_secs(1),
             setup_timeout: Duration::from_secs(10),
+            buffer: Some(65536),
         };
         let line = std::iter::once("child".to_string()).chain(args.to_args());
         assert_eq!(Line::try_parse_from(line).unwrap().args, args);

@@ -88,6 +88,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     setup_timeout_s: opts.setup_timeout.as_secs_f64(),
                     skip_oversubscribed: opts.skip_oversubscribed,
                     order: opts.order,
+                    buffer_bytes: opts.buffer,
                     cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
                     libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
                 },

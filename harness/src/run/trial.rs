@@ -89,6 +89,7 @@ impl Trial<'_> {
                 warmup: opts.warmup,
                 duration: opts.duration,
                 setup_timeout: opts.setup_timeout,
+                buffer: opts.buffer,
             };
             let child = Proc::start(&exe, &args, i, tx.clone(), opts.verbose).map_err(TrialError::Failed)?;
             children.procs.push(child);

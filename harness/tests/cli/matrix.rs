@@ -60,6 +60,19 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         let expected: Vec<&str> =
             lib_record["receive_modes"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
         assert_eq!(modes, expected, "{case} {lib}: both receive modes are kept");
+        assert_eq!(modes, ["waiting", "polling"], "{case} {lib}: every library is measured both ways");
+        for m in r["modes"].as_array().unwrap() {
+            let median = &m["median"];
+            let cost =
+                |k: &str| median[k].as_f64().unwrap_or_else(|| panic!("{case} {lib} {}: {k}", m["mode"]));
+            assert!(cost("cores_busy") > 0.0 && cost("cpu_ns_per_msg") > 0.0, "{case} {lib}");
+            assert!(cost("peak_rss_bytes") > 1e6, "{case} {lib}");
+            for run in m["runs"].as_array().unwrap() {
+                for role in run["roles"].as_array().unwrap() {
+                    plausible_cost(role, &format!("{case} {lib} {}", m["mode"]));
+                }
+            }
+        }
         match pattern {
             "stream-rtt" | "service" => {
                 assert!(median["p50_ns"].as_f64().unwrap() > 0.0, "{case} {lib}");
@@ -159,6 +172,94 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         stdout.contains("| case") && stdout.contains("stream-rtt/1KiB"),
         "the table of medians:\n{stdout}"
     );
+    t.nothing_left(pid);
+}
+
+/// A role's cost, if it measured one: some CPU time, at most its window times its threads (and
+/// a scheduler tick), context switches counted, its peak memory and threads.
+fn plausible_cost(role: &Value, what: &str) {
+    let Some(cost) = role.get("cost") else {
+        return;
+    };
+    let get = |k: &str| cost[k].as_u64().unwrap_or_else(|| panic!("{what}: {k} in {cost}"));
+    let (window, threads) = (get("window_ns"), get("threads"));
+    let cpu = get("user_ns") + get("system_ns");
+    assert!(window > 0 && threads >= 1, "{what}: {cost}");
+    assert!(cpu > 0, "{what} {}: a role that ran cost some CPU time: {cost}", role["role"]);
+    assert!(cpu <= window * threads + 10_000_000, "{what} {}: {cpu} ns of CPU in {cost}", role["role"]);
+    assert!(get("peak_rss_bytes") > 1 << 20, "{what}: {cost}");
+    let _ = (get("voluntary_switches"), get("involuntary_switches"));
+}
+
+/// A spinning receiver keeps its core busy, a sleeping one does not: the control's round trip,
+/// polling then waiting, each role's cores busy.
+#[test]
+fn a_spinning_role_keeps_a_core_busy_and_a_sleeping_one_does_not() {
+    let t = RunTest::new("spin");
+    let (pid, output, doc) = short_run(&t.out, &["stream-rtt/16B", "--lib", "shm-ring"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let r = results_of(&doc, "stream-rtt/16B", "shm-ring");
+    let busy = |mode: &str| -> Vec<f64> {
+        let m = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == mode).unwrap();
+        let roles = m["runs"][0]["roles"].as_array().unwrap();
+        roles
+            .iter()
+            .map(|role| {
+                plausible_cost(role, mode);
+                let c = &role["cost"];
+                let cpu = c["user_ns"].as_u64().unwrap() + c["system_ns"].as_u64().unwrap();
+                cpu as f64 / c["window_ns"].as_u64().unwrap() as f64
+            })
+            .collect()
+    };
+    // Two processes on two cores: each spins on a core of its own, near one core busy.
+    for b in busy("polling") {
+        assert!(b > 0.6, "a polling role: {b:.2} cores");
+    }
+    // Waiting, each side sleeps while the other works: together at most a little over one core.
+    let waiting: f64 = busy("waiting").iter().sum();
+    assert!(waiting < 1.5, "two waiting roles: {waiting:.2} cores");
+    t.nothing_left(pid);
+}
+
+/// `--buffer 64KiB` reaches every library that lets one set a depth, as each adapter read it
+/// back, and says where it cannot.
+#[test]
+fn the_buffer_reaches_every_library() {
+    let t = RunTest::new("buffer");
+    let (pid, output, doc) = short_run(&t.out, &["stream/16B", "--buffer", "64KiB"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(doc["settings"]["buffer_bytes"], 65536);
+    let msg_max: u64 =
+        std::fs::read_to_string("/proc/sys/fs/mqueue/msg_max").unwrap().trim().parse().unwrap();
+    for &lib in LIBRARIES.iter() {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "ok", "{lib}: {}", r["reason"]);
+        for m in r["modes"].as_array().unwrap() {
+            let roles = m["runs"][0]["roles"].as_array().unwrap();
+            let receiver = roles.iter().find(|x| x["role"] == "receiver").unwrap();
+            let b = &receiver["buffer"];
+            let (messages, bytes, how) =
+                (b["messages"].as_u64(), b["bytes"].as_u64(), b["how"].as_str().unwrap());
+            let expected = match lib {
+                "zmq" | "nng" | "iceoryx2" | "boost" | "shm-ring" => (Some(4096), Some(65536)),
+                "posix-mq" => (Some(msg_max.min(4096)), Some(msg_max.min(4096) * 16)),
+                "pipe" | "fifo" => (Some(4096), Some(65536)),
+                "aeron" => (Some(32768 / 64), Some(32768)),
+                "fastipc" => (None, Some(65536)),
+                "uds" | "uds-seqpacket" | "tcp" => (None, bytes.filter(|&n| n >= 65536)),
+                "ipc-channel" => (None, None),
+                other => panic!("{other}: which depth does it have?"),
+            };
+            assert_eq!((messages, bytes), expected, "{lib} {}: {how}", m["mode"]);
+            let reached = lib != "ipc-channel";
+            assert!(how.contains("--buffer"), "{lib}: says what set it: {how}");
+            assert_eq!(how.contains("does not reach"), !reached, "{lib}: {how}");
+        }
+    }
+    let report = std::fs::read_to_string(the_json_path(&t.out).with_extension("").join("report.md")).unwrap();
+    assert!(report.contains("--buffer 64 KiB"), "the report says what was asked");
+    assert!(report.contains("| zmq | 4096 messages (64 KiB) |"), "the depth table:\n{report}");
     t.nothing_left(pid);
 }
 

@@ -142,7 +142,7 @@ fn more_runs_interleaved_alternate_the_libraries_and_record_their_spread() {
     let trials: Vec<&str> = text.lines().filter(|l| l.starts_with("  stream/16B ")).map(str::trim).collect();
     let mut expected = Vec::new();
     for run in 1..=4 {
-        for lib_mode in ["fastipc waiting", "fastipc polling", "uds waiting"] {
+        for lib_mode in ["fastipc waiting", "fastipc polling", "uds waiting", "uds polling"] {
             expected.push(format!("stream/16B {lib_mode} run {run}/4"));
         }
     }
