@@ -23,12 +23,13 @@ pub fn nanos(ns: f64) -> String {
     }
 }
 
-/// Memory a library maps: `none`, `24 KiB`, `1.5 MiB`.
+/// Memory a library maps, or a buffer: `none`, `160 B`, `24 KiB`, `1.5 MiB`.
 pub fn bytes(n: u64) -> String {
     match n {
         0 => "none".into(),
         n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
-        n => format!("{:.0} KiB", n as f64 / 1024.0),
+        n if n >= 1 << 10 => format!("{:.0} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
     }
 }
 
@@ -81,6 +82,7 @@ mod tests {
         assert_eq!(nanos(3_510_000.0), "3.51 ms");
         assert_eq!(bytes(0), "none");
         assert_eq!(bytes(24 << 10), "24 KiB");
+        assert_eq!(bytes(160), "160 B");
         assert_eq!(bytes(3 << 19), "1.5 MiB");
         assert_eq!((percent(0.24), whole_percent(0.1)), ("24.0%".into(), "10%".into()));
         assert_eq!((ratio_span(11.2, 20.4), ratio_span(1.41, 1.44)), ("11 to 20".into(), "1.4".into()));

@@ -210,7 +210,7 @@ fn window(setup: &Setup, read: Option<usize>) -> Buffer {
         (Some(b), _) if b == term => "--buffer".to_string(),
         (Some(b), _) => format!("--buffer {b} made a power of two from 64 KiB"),
     };
-    let back = if read.is_some() { ", read back" } else { " (the sender's driver sets it)" };
+    let back = if read.is_some() { ", read back" } else { ", set by the sender's driver" };
     let bytes = term / 2;
     Buffer {
         messages: Some(bytes / frame_step(setup.size)),
