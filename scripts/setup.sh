@@ -44,6 +44,13 @@ if [ "$(printf '%s\n1.85.0\n' "$version" | sort -V | head -n1)" != "1.85.0" ]; t
   exit 1
 fi
 
+# cpp-ipc is in no registry: it is built from a source tree CPP_IPC_SRC names (see
+# adapters/cpp-ipc/README.md). Here, the copy beside the project, when there is one.
+if [ -z "${CPP_IPC_SRC:-}" ] && [ -d "$(dirname "${BASH_SOURCE[0]}")/../../shared/vendor/cpp-ipc-1.4.1" ]; then
+  CPP_IPC_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../shared/vendor/cpp-ipc-1.4.1" && pwd)"
+  export CPP_IPC_SRC
+fi
+
 # bindgen formats the bindings it writes for Aeron with rustfmt.
 if ! command -v rustfmt >/dev/null 2>&1; then
   echo "setup: adding the rustfmt component" >&2

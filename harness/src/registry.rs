@@ -24,7 +24,7 @@ pub const fn entry<L: Library>() -> Entry {
 }
 
 /// Every library built in, in the order of the tables.
-pub static LIBRARIES: [Entry; 14] = [
+pub static LIBRARIES: [Entry; 15] = [
     entry::<ipcbench_fastipc::FastIpc>(),
     entry::<ipcbench_iceoryx2::Iceoryx2>(),
     entry::<ipcbench_aeron::AeronIpc>(),
@@ -32,6 +32,7 @@ pub static LIBRARIES: [Entry; 14] = [
     entry::<ipcbench_nng::Nng>(),
     entry::<ipcbench_ipc_channel::IpcChannel>(),
     entry::<ipcbench_boost::Boost>(),
+    entry::<ipcbench_cpp_ipc::CppIpc>(),
     entry::<ipcbench_uds::Uds>(),
     entry::<ipcbench_uds::Seqpacket>(),
     entry::<ipcbench_uds::Tcp>(),
