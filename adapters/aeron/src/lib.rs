@@ -134,7 +134,7 @@ impl Library for AeronIpc {
         }
         let buffer = window(setup, tx.as_ref().map(Sending::term_length).transpose()?);
         let pair = Pair { tx, rx, keep: aeron };
-        let opened = Opened::owned(pair, driver.map(|d| Box::new(d) as Box<dyn std::any::Any + Send>));
+        let opened = Opened::new(pair).owning(driver.map(|d| Box::new(d) as Box<dyn std::any::Any + Send>));
         Ok(opened.buffered(buffer))
     }
 
@@ -148,7 +148,7 @@ impl Library for AeronIpc {
         let mut s = Sending::open(&aeron, setup, FORTH)?;
         s._aeron = Some(aeron);
         let buffer = window(setup, Some(s.term_length()?));
-        Ok(Opened::owned(s, Some(Box::new(driver))).buffered(buffer))
+        Ok(Opened::new(s).owning(Some(Box::new(driver))).buffered(buffer))
     }
 
     fn subscriber(setup: &Setup) -> Result<Opened<Receiving>> {
@@ -205,10 +205,10 @@ fn term(setup: &Setup) -> usize {
 /// the case's messages.
 fn window(setup: &Setup, read: Option<usize>) -> Buffer {
     let term = read.unwrap_or_else(|| term(setup));
-    let why = match (setup.buffer, read) {
-        (None, _) => "the adapter's term".to_string(),
-        (Some(b), _) if b == term => "--buffer".to_string(),
-        (Some(b), _) => format!("--buffer {b} made a power of two from 64 KiB"),
+    let why = match setup.buffer {
+        None => "the adapter's term".to_string(),
+        Some(b) if b == term => "--buffer".to_string(),
+        Some(b) => format!("--buffer {b} made a power of two from 64 KiB"),
     };
     let back = if read.is_some() { ", read back" } else { ", set by the sender's driver" };
     let bytes = term / 2;

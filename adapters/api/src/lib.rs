@@ -305,14 +305,9 @@ impl<E> Opened<E> {
         Opened { endpoint, owner: None, buffer: None }
     }
 
-    /// An endpoint with the owner's handle of its channel.
-    pub fn owned(endpoint: E, owner: Option<Box<dyn Any + Send>>) -> Self {
-        Opened { endpoint, owner, buffer: None }
-    }
-
-    /// Gives it the owner's handle of its channel.
-    pub fn owning(self, owner: Box<dyn Any + Send>) -> Self {
-        Opened { owner: Some(owner), ..self }
+    /// Gives it the owner's handle of its channel, if this endpoint holds one.
+    pub fn owning(self, owner: Option<Box<dyn Any + Send>>) -> Self {
+        Opened { owner, ..self }
     }
 
     /// Says what the channel holds.
@@ -481,6 +476,18 @@ pub struct Pair<T, R, K> {
     pub tx: Option<T>,
     pub rx: Option<R>,
     pub keep: K,
+}
+
+impl<T, R, K> Pair<T, R, K> {
+    /// Something of whichever half this side has, its receiving half first (a stream side has
+    /// at least one): what the adapter reports of the channel, say.
+    pub fn either<X>(&self, of_rx: impl FnOnce(&R) -> X, of_tx: impl FnOnce(&T) -> X) -> Result<X> {
+        match (&self.rx, &self.tx) {
+            (Some(rx), _) => Ok(of_rx(rx)),
+            (None, Some(tx)) => Ok(of_tx(tx)),
+            (None, None) => bail!("a stream side that neither sends nor receives"),
+        }
+    }
 }
 
 impl<T: Tx, R, K> Tx for Pair<T, R, K> {

@@ -143,12 +143,7 @@ impl Library for Boost {
                 }
             }
         };
-        let queue = match (&pair.rx, &pair.tx) {
-            (Some(rx), _) => &rx.queue,
-            (None, Some(tx)) => &tx.queue,
-            (None, None) => bail!("a stream end that neither sends nor receives"),
-        };
-        let buffer = queue.buffer(setup);
+        let buffer = pair.either(|rx| rx.queue.buffer(setup), |tx| tx.queue.buffer(setup))?;
         Ok(Opened::new(pair).buffered(buffer))
     }
 
@@ -164,7 +159,7 @@ impl Library for Boost {
         let own = Queue::open(name, setup, Instant::now())?;
         let owner = QueueOwner { queue: own, consumers, timeout: setup.timeout };
         let buffer = queue.buffer(setup);
-        Ok(Opened::owned(Sender { queue, ends: None }, Some(Box::new(owner))).buffered(buffer))
+        Ok(Opened::new(Sender { queue, ends: None }).owning(Some(Box::new(owner))).buffered(buffer))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Receiver>> {

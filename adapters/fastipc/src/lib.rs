@@ -248,7 +248,7 @@ impl Library for FastIpc {
         let (bytes, why) = ring(setup, QUEUE_RING, 4096);
         // A work queue's longest message is a quarter of its capacity.
         let buffer = ring_buffer(bytes, Some(conn.max_piece() * 4), "a ring per producer", &why);
-        Ok(Opened::owned(Endpoint::new(conn, setup), owner.map(|q| Box::new(q) as _)).buffered(buffer))
+        Ok(Opened::new(Endpoint::new(conn, setup)).owning(owner.map(|q| Box::new(q) as _)).buffered(buffer))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Endpoint>> {
@@ -287,7 +287,7 @@ impl Library for FastIpc {
                 anyhow!("waiting for {clients} clients and {servers} servers on {}: {e}", setup.name)
             })?;
         }
-        Ok(Opened::owned(Endpoint::new(conn, setup), owner.map(|s| Box::new(s) as _)))
+        Ok(Opened::new(Endpoint::new(conn, setup)).owning(owner.map(|s| Box::new(s) as _)))
     }
 }
 

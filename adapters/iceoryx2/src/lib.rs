@@ -137,12 +137,9 @@ impl Library for Iceoryx2 {
         if let Some(rx) = &rx {
             rx.wait_for_publisher(setup)?;
         }
-        let buffer = match (&rx, &tx) {
-            (Some(rx), _) => rx.buffer(setup),
-            (None, Some(tx)) => tx.buffer(setup),
-            (None, None) => bail!("a stream end that neither sends nor receives"),
-        };
-        Ok(Opened::new(Pair { tx, rx, keep: node }).buffered(buffer))
+        let pair = Pair { tx, rx, keep: node };
+        let buffer = pair.either(|rx| rx.buffer(setup), |tx| tx.buffer(setup))?;
+        Ok(Opened::new(pair).buffered(buffer))
     }
 
     fn publisher(setup: &Setup) -> Result<Opened<Sending>> {
@@ -378,14 +375,14 @@ pub struct Sending {
     // Dropped first: the publisher leaves the service before the notifier's drop wakes anyone.
     publisher: Publisher<Svc, [u8], ()>,
     notifier: Option<Notifier<Svc>>,
-    _service: PubSub,
+    service: PubSub,
     _node: Option<Node<Svc>>,
 }
 
 impl Sending {
     /// What each subscriber's buffer holds, as the service says.
     fn buffer(&self, setup: &Setup) -> Buffer {
-        let samples = self._service.static_config().subscriber_max_buffer_size();
+        let samples = self.service.static_config().subscriber_max_buffer_size();
         pub_sub_buffer(samples, setup, "the service's largest subscriber")
     }
 
@@ -411,7 +408,7 @@ impl Sending {
             }
             RecvMode::Polling => None,
         };
-        Ok(Sending { publisher, notifier, _service: service, _node: None })
+        Ok(Sending { publisher, notifier, service, _node: None })
     }
 }
 

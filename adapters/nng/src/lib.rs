@@ -145,7 +145,7 @@ impl Library for Nng {
         // No end marker comes: its owner handle closes its socket instead.
         let e = Endpoint::listening(setup, sys::nng_rep0_open, &address(&path)?, 0)?;
         let closer = Closer(e.socket);
-        Ok(opened(e).owning(Box::new(closer)))
+        Ok(opened(e).owning(Some(Box::new(closer))))
     }
 }
 

@@ -152,12 +152,7 @@ impl Library for PosixMq {
                 }
             }
         };
-        let queue = match (&pair.rx, &pair.tx) {
-            (Some(rx), _) => &rx.queue,
-            (None, Some(tx)) => &tx.queue,
-            (None, None) => bail!("a stream end that neither sends nor receives"),
-        };
-        let buffer = queue.buffer(setup)?;
+        let buffer = pair.either(|rx| rx.queue.buffer(setup), |tx| tx.queue.buffer(setup))??;
         Ok(Opened::new(pair).buffered(buffer))
     }
 
@@ -174,7 +169,7 @@ impl Library for PosixMq {
         let own = Queue::open(name, libc::O_WRONLY, setup.size, Instant::now())?;
         let owner = QueueOwner { queue: own, consumers, timeout: setup.timeout };
         let buffer = queue.buffer(setup)?;
-        Ok(Opened::owned(Sender { queue, ends: None }, Some(Box::new(owner))).buffered(buffer))
+        Ok(Opened::new(Sender { queue, ends: None }).owning(Some(Box::new(owner))).buffered(buffer))
     }
 
     fn consumer(setup: &Setup) -> Result<Opened<Receiver>> {
@@ -223,15 +218,20 @@ struct Queue {
 }
 
 impl Queue {
-    /// What this queue holds, as `mq_getattr` says.
-    fn buffer(&self, setup: &Setup) -> Result<Buffer> {
+    /// The queue's attributes, as `mq_getattr` says.
+    fn attr(&self) -> Result<libc::mq_attr> {
         // SAFETY: mq_attr is plain old data, filled by mq_getattr.
         let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
         // SAFETY: `mqd` is open; `attr` is valid for writes.
         if unsafe { libc::mq_getattr(self.mqd, &mut attr) } != 0 {
             bail!("mq_getattr({}): {}", self.name, io::Error::last_os_error());
         }
-        let depth = attr.mq_maxmsg as usize;
+        Ok(attr)
+    }
+
+    /// What this queue holds, as `mq_getattr` says.
+    fn buffer(&self, setup: &Setup) -> Result<Buffer> {
+        let depth = self.attr()?.mq_maxmsg as usize;
         let why = match setup.buffer_messages() {
             None => format!("the system's msg_max, {MSG_MAX}"),
             Some(n) if n > depth => format!("--buffer asked {n}; cut to the system's msg_max, {MSG_MAX}"),
@@ -281,14 +281,9 @@ impl Queue {
             let mqd = unsafe { libc::mq_open(c.as_ptr(), access | libc::O_CLOEXEC) };
             if mqd >= 0 {
                 let queue = Queue { mqd, name: name.to_string(), size };
-                // SAFETY: mq_attr is plain old data, filled by mq_getattr.
-                let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
-                // SAFETY: `mqd` is open; `attr` is valid for writes.
-                if unsafe { libc::mq_getattr(mqd, &mut attr) } != 0 {
-                    bail!("mq_getattr({name}): {}", io::Error::last_os_error());
-                }
-                if attr.mq_msgsize as usize != size {
-                    bail!("{name} carries messages of {} bytes, not the case's {size}", attr.mq_msgsize);
+                let carried = queue.attr()?.mq_msgsize as usize;
+                if carried != size {
+                    bail!("{name} carries messages of {carried} bytes, not the case's {size}");
                 }
                 return Ok(Ok(queue));
             }

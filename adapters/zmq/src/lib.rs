@@ -159,7 +159,7 @@ impl Library for Zmq {
         // Its one sender of an end marker is its owner handle, below (a client sends none).
         let e = Endpoint::bound(setup, zmq::REP, &at, 1)?;
         let stopper = Stopper { context: e.context.clone(), at, timeout: setup.timeout };
-        Ok(opened(e).owning(Box::new(stopper)))
+        Ok(opened(e).owning(Some(Box::new(stopper))))
     }
 }
 

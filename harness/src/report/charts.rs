@@ -176,10 +176,7 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
 /// Each library of the modes table (the smallest stream and round trip) as a group of two bars,
 /// waiting and polling: the stream's rate in one panel, the round trip's p50 in the other.
 fn modes_spec(view: &View) -> Option<Spec> {
-    let cases: Vec<(Pattern, String)> = [Pattern::Stream, Pattern::StreamRtt]
-        .into_iter()
-        .filter_map(|p| cost::focus(view, p).map(|c| (p, c)))
-        .collect();
+    let cases = cost::compared(view);
     let ok = |case: &str, lib: &str, s: usize| view.result(case, lib, s).filter(|r| r.status == Status::Ok);
     let columns: Vec<&(String, usize)> =
         view.columns.iter().filter(|(lib, s)| cases.iter().any(|(_, c)| ok(c, lib, *s).is_some())).collect();

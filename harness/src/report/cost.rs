@@ -6,7 +6,7 @@ use super::View;
 use super::model::{Cell, Table};
 use crate::analysis;
 use crate::format::{cores, nanos, rate};
-use crate::matrix::{self, Pattern};
+use crate::matrix::Pattern;
 use crate::results::{CaseResult, Figure, Figures, ModeResult, Status};
 
 /// What the cost table shows.
@@ -36,12 +36,13 @@ pub fn cost_text(pattern: Pattern, f: &Figures) -> Option<String> {
 /// The case of `pattern` the modes table compares on: of the view's cases of that pattern
 /// (batch cases aside), the smallest messages.
 pub fn focus(view: &View, pattern: Pattern) -> Option<String> {
-    view.cases
-        .iter()
-        .filter_map(|name| matrix::find(name).ok())
-        .filter(|c| c.pattern() == pattern && c.batch == 1)
-        .min_by_key(|c| c.size)
-        .map(|c| c.name)
+    view.cases_of(pattern).min_by_key(|c| c.size).map(|c| c.name)
+}
+
+/// The cases the receive modes are compared on (table and chart): the smallest stream and round
+/// trip of the view, with their patterns.
+pub fn compared(view: &View) -> Vec<(Pattern, String)> {
+    [Pattern::Stream, Pattern::StreamRtt].into_iter().filter_map(|p| focus(view, p).map(|c| (p, c))).collect()
 }
 
 /// A median as its pattern counts it: `p50 3.78 µs` for a round trip, else its rate.
@@ -62,10 +63,7 @@ fn mode_cells(pattern: Pattern, m: Option<&ModeResult>) -> [Cell; 2] {
 /// A row per library and receive mode; for the smallest stream and round trip of the view, each
 /// mode's figure and its cost.
 pub fn modes_table(view: &View) -> Table {
-    let cases: Vec<(Pattern, String)> = [Pattern::Stream, Pattern::StreamRtt]
-        .into_iter()
-        .filter_map(|p| focus(view, p).map(|c| (p, c)))
-        .collect();
+    let cases = compared(view);
     let mut header = vec!["library".to_string(), "mode".to_string()];
     for (_, case) in &cases {
         header.push(case.clone());

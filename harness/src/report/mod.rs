@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::matrix::{self, Case, Pattern};
 use crate::results::{self, CaseResult, Document, LibraryRecord};
 
 /// One results file and the name its machine goes by in the report.
@@ -153,6 +154,14 @@ impl<'a> View<'a> {
 
     pub fn column_label(&self, (lib, source): &(String, usize)) -> String {
         if self.sources.len() == 1 { lib.clone() } else { format!("{lib} ({})", self.sources[*source].label) }
+    }
+
+    /// The view's cases of one pattern, batch cases aside, in the view's order.
+    pub fn cases_of(&self, pattern: Pattern) -> impl Iterator<Item = Case> + '_ {
+        self.cases
+            .iter()
+            .filter_map(|name| matrix::find(name).ok())
+            .filter(move |c| c.pattern() == pattern && c.batch == 1)
     }
 
     /// The results of a case on one machine: the row a result is ranked in.

@@ -6,7 +6,7 @@ use ipcbench_api::Shape;
 use super::View;
 use super::model::{Cell, Table, figure_text};
 use crate::format::{bytes, nanos};
-use crate::matrix::{self, Pattern};
+use crate::matrix::Pattern;
 use crate::results::{BufferRecord, CaseResult, Status};
 
 /// What the buffers table shows.
@@ -19,12 +19,7 @@ pub const MAPPED: &str = "Shared memory mapped by the library's largest process 
 fn charted(view: &View) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for pattern in [Pattern::Stream, Pattern::Broadcast, Pattern::Queue, Pattern::Service] {
-        let best = view
-            .cases
-            .iter()
-            .filter_map(|name| matrix::find(name).ok())
-            .filter(|c| c.pattern() == pattern && c.batch == 1)
-            .min_by_key(|c| (c.size, std::cmp::Reverse(c.roles().len())));
+        let best = view.cases_of(pattern).min_by_key(|c| (c.size, std::cmp::Reverse(c.roles().len())));
         if let Some(c) = best {
             let title = match c.shape {
                 Shape::Broadcast { subscribers, .. } => format!("broadcast to {subscribers}"),
@@ -152,13 +147,7 @@ fn depth(r: &CaseResult) -> Option<&BufferRecord> {
 /// A row per library, a column per stream case: its depth in messages and bytes, and how it was
 /// set (in the smallest case).
 pub fn depth_table(view: &View) -> Table {
-    let cases: Vec<String> = view
-        .cases
-        .iter()
-        .filter_map(|name| matrix::find(name).ok())
-        .filter(|c| c.pattern() == Pattern::Stream && c.batch == 1)
-        .map(|c| c.name)
-        .collect();
+    let cases: Vec<String> = view.cases_of(Pattern::Stream).map(|c| c.name).collect();
     let header = std::iter::once("library".to_string())
         .chain(cases.iter().cloned())
         .chain(["how".to_string()])
