@@ -9,6 +9,7 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 use ipcbench_api::{Requests, Shape};
 
+use crate::histogram::{self, Spectrum};
 use crate::matrix::{Case, Pattern, Role};
 use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
@@ -30,13 +31,38 @@ fn of(reports: &[RoleReport], role: Role) -> Vec<&RoleReport> {
 
 /// The latency histogram of these reports together.
 fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
-    let mut h = Histogram::<u64>::new(3).expect("3 significant figures is valid");
-    for r in reports {
-        for &(value, count) in &r.latency {
-            h.record_n(value, count).expect("an auto-resizing histogram takes any value");
-        }
+    histogram::from_buckets(reports.iter().map(|r| r.latency.as_slice()))
+}
+
+/// A trial's record: its figures, its histograms whole, and each role's report without its
+/// buckets (the histograms hold them).
+pub fn run_record(case: &Case, roles: Vec<RoleReport>, requests: Requests) -> Result<RunRecord, Broken> {
+    let figures = figures(case, &roles, requests)?;
+    let whole = |h: Histogram<u64>| (!h.is_empty()).then(|| histogram::encode(&h));
+    let timed: Vec<&RoleReport> = roles.iter().filter(|r| !r.latency.is_empty()).collect();
+    let senders: Vec<&RoleReport> = roles.iter().filter(|r| !r.lateness.is_empty()).collect();
+    let (histogram, lateness) = (whole(latency(&timed)), whole(latency_of_senders(&senders)));
+    let roles =
+        roles.into_iter().map(|r| RoleReport { latency: Vec::new(), lateness: Vec::new(), ..r }).collect();
+    Ok(RunRecord { figures, roles, histogram, lateness })
+}
+
+/// The latency senders' own lateness together.
+fn latency_of_senders(reports: &[&RoleReport]) -> Histogram<u64> {
+    histogram::from_buckets(reports.iter().map(|r| r.lateness.as_slice()))
+}
+
+/// A latency result's spectrum into its figures.
+fn spectrum(h: &Histogram<u64>, out: &mut Figures) {
+    if let Some(s) = Spectrum::of(h) {
+        out.min_ns = Some(s.min);
+        out.p50_ns = Some(s.p50);
+        out.p90_ns = Some(s.p90);
+        out.p99_ns = Some(s.p99);
+        out.p999_ns = Some(s.p999);
+        out.p9999_ns = Some(s.p9999);
+        out.max_ns = Some(s.max);
     }
-    h
 }
 
 /// Checks the trial's reports against each other and computes its figures. `requests` says
@@ -93,6 +119,16 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                 return Err(broken(sender, "no receiving role reported".into()));
             };
             out.msgs_per_s = rate(slowest.received_measured);
+            if case.rate.is_some() {
+                spectrum(&latency(&receivers), &mut out);
+                let late = Spectrum::of(&latency_of_senders(&[sender]));
+                out.late_p50_ns = late.map(|s| s.p50);
+                out.late_p99_ns = late.map(|s| s.p99);
+                let scheduled = sender.scheduled.unwrap_or(0);
+                if scheduled > 0 {
+                    out.behind_share = Some(1.0 - sender.measured.min(scheduled) as f64 / scheduled as f64);
+                }
+            }
             if lossy {
                 let (lost, got) = (slowest.lost_measured, slowest.received_measured);
                 out.lost_share = Some(if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 });
@@ -118,11 +154,7 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                 ));
             }
             out.msgs_per_s = rate(callers.iter().map(|r| r.measured).sum());
-            let h = latency(&callers);
-            if !h.is_empty() {
-                out.p50_ns = Some(h.value_at_quantile(0.5) as f64);
-                out.p99_ns = Some(h.value_at_quantile(0.99) as f64);
-            }
+            spectrum(&latency(&callers), &mut out);
         }
         Shape::Queue { .. } => {
             let producers = of(reports, Role::Producer);
@@ -188,6 +220,14 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
         msgs_per_s: med(runs.iter().map(|f| f.msgs_per_s).collect())?,
         p50_ns: med(runs.iter().filter_map(|f| f.p50_ns).collect()),
         p99_ns: med(runs.iter().filter_map(|f| f.p99_ns).collect()),
+        min_ns: med(runs.iter().filter_map(|f| f.min_ns).collect()),
+        p90_ns: med(runs.iter().filter_map(|f| f.p90_ns).collect()),
+        p999_ns: med(runs.iter().filter_map(|f| f.p999_ns).collect()),
+        p9999_ns: med(runs.iter().filter_map(|f| f.p9999_ns).collect()),
+        max_ns: med(runs.iter().filter_map(|f| f.max_ns).collect()),
+        behind_share: med(runs.iter().filter_map(|f| f.behind_share).collect()),
+        late_p50_ns: med(runs.iter().filter_map(|f| f.late_p50_ns).collect()),
+        late_p99_ns: med(runs.iter().filter_map(|f| f.late_p99_ns).collect()),
         lost_share: med(runs.iter().filter_map(|f| f.lost_share).collect()),
         cores_busy: med(runs.iter().filter_map(|f| f.cores_busy).collect()),
         cpu_ns_per_msg: med(runs.iter().filter_map(|f| f.cpu_ns_per_msg).collect()),
@@ -202,7 +242,7 @@ pub const NOISY: f64 = 0.10;
 /// pattern's its rate.
 pub fn counted(pattern: Pattern) -> Figure {
     match pattern {
-        Pattern::StreamRtt => Figure::P50Ns,
+        Pattern::StreamRtt | Pattern::Latency => Figure::P50Ns,
         _ => Figure::MsgsPerS,
     }
 }
@@ -241,6 +281,20 @@ pub fn spread(pattern: Pattern, runs: &[RunRecord], median: &Figures) -> Option<
     let max = values.iter().copied().reduce(f64::max)?;
     let relative = if mid > 0.0 { (max - min) / mid } else { 0.0 };
     Some(Spread { figure, min, max, relative })
+}
+
+/// A latency result whose sender left more than this share of its schedule unsent fell behind.
+pub const BEHIND: f64 = 0.01;
+
+/// Whether a latency result's sender fell behind its schedule (`BEHIND`).
+pub fn behind(r: &CaseResult) -> bool {
+    r.median.and_then(|f| f.behind_share).is_some_and(|b| b > BEHIND)
+}
+
+/// Whether a latency result's sender was later, at its p50, than the latency's p50: the figure
+/// then shows the sender's sleep (docs/METHOD.md).
+pub fn late_sender(r: &CaseResult) -> bool {
+    r.median.is_some_and(|f| matches!((f.late_p50_ns, f.p50_ns), (Some(late), Some(p50)) if late > p50))
 }
 
 /// Whether a result's runs spread more than `NOISY` of its median.
@@ -435,6 +489,8 @@ mod tests {
                             ..Figures::default()
                         },
                         roles: Vec::new(),
+                        histogram: None,
+                        lateness: None,
                     })
                     .collect(),
                 median: None,

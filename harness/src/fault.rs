@@ -3,6 +3,8 @@
 //! fail: a signal to one role process at a chosen stage of a trial. docs/FAULTS.md lists the
 //! faults tried and their outcomes.
 
+use std::time::Duration;
+
 use anyhow::{Result, bail};
 
 use crate::matrix::{Case, Role, glob_match};
@@ -29,6 +31,9 @@ pub enum Side {
 #[derive(Clone, Debug)]
 pub struct Fault {
     pub signal: i32,
+    /// A stall: the signal is SIGSTOP, and SIGCONT follows after this long (the latency cases'
+    /// proof that a stall is charged to every message it delays).
+    pub resume_after: Option<Duration>,
     pub stage: Stage,
     pub side: Side,
     /// The cases whose first trial gets it (a glob; every case when absent).
@@ -36,7 +41,7 @@ pub struct Fault {
 }
 
 pub const FORMAT: &str = "SIGNAL:STAGE:SIDE[:CASES], as kill:window:receiving:*/16B (SIGNAL: kill, \
-                          stop, term or int; STAGE: setup, warmup or window; SIDE: sending or receiving; \
+                          stop, term, int, or stall=DURATION, a stop and a continue that long after; STAGE: setup, warmup or window; SIDE: sending or receiving; \
                           CASES: a glob of case names)";
 
 impl Fault {
@@ -46,12 +51,20 @@ impl Fault {
             [sig, stage, side] | [sig, stage, side, _] => (sig, stage, side),
             _ => bail!("--fault {text:?}: write it as {FORMAT}"),
         };
+        let resume_after = match signal.strip_prefix("stall=") {
+            Some(d) => Some(
+                humantime::parse_duration(d)
+                    .map_err(|e| anyhow::anyhow!("--fault: stall={d}: {e} (write it as stall=100ms)"))?,
+            ),
+            None => None,
+        };
         let signal = match signal {
+            _ if resume_after.is_some() => libc::SIGSTOP,
             "kill" => libc::SIGKILL,
             "stop" => libc::SIGSTOP,
             "term" => libc::SIGTERM,
             "int" => libc::SIGINT,
-            other => bail!("--fault: unknown signal {other:?}: kill, stop, term or int"),
+            other => bail!("--fault: unknown signal {other:?}: kill, stop, term, int or stall=DURATION"),
         };
         let stage = match stage {
             "setup" => Stage::Setup,
@@ -64,7 +77,10 @@ impl Fault {
             "receiving" => Side::Receiving,
             other => bail!("--fault: unknown side {other:?}: sending or receiving"),
         };
-        Ok(Fault { signal, stage, side, cases: parts.get(3).map(|s| s.to_string()) })
+        if resume_after.is_some() && stage == Stage::Setup {
+            bail!("--fault: a stall goes in the warm-up or the window, not the set-up");
+        }
+        Ok(Fault { signal, resume_after, stage, side, cases: parts.get(3).map(|s| s.to_string()) })
     }
 
     /// Whether the trial numbered `run` (from 1) of the case's first receive mode gets it.
@@ -95,5 +111,10 @@ mod tests {
         assert_eq!(f.target(&stream.roles()), Some(0), "the receiver is first");
         assert!(Fault::parse("kill:later:sending").unwrap_err().to_string().contains("unknown stage"));
         assert!(Fault::parse("kill").unwrap_err().to_string().contains("SIGNAL:STAGE:SIDE"));
+        let stall = Fault::parse("stall=100ms:window:receiving").unwrap();
+        assert_eq!((stall.signal, stall.resume_after), (libc::SIGSTOP, Some(Duration::from_millis(100))));
+        assert_eq!(f.resume_after, None);
+        assert!(Fault::parse("stall=soon:window:receiving").unwrap_err().to_string().contains("stall=100ms"));
+        assert!(Fault::parse("stall=1s:setup:receiving").unwrap_err().to_string().contains("not the set-up"));
     }
 }

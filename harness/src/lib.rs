@@ -6,13 +6,15 @@
 //! (what each child process does, through its adapter) → `analysis` (reports → figures, medians,
 //! which figure counts) → `results` (the file) → `report` (tables, charts, CSV, HTML, and the
 //! terminal). `machine` and `doctor` describe the machine; `fault` the faults a run may inject
-//! on purpose; `format` turns numbers into text.
+//! on purpose; `format` turns numbers into text; `histogram` carries latency histograms between
+//! the stages.
 
 pub mod analysis;
 pub mod cli;
 pub mod doctor;
 pub mod fault;
 pub mod format;
+pub mod histogram;
 pub mod machine;
 pub mod matrix;
 pub mod options;

@@ -74,6 +74,9 @@ pub enum Pattern {
     Queue,
     #[serde(rename = "service")]
     Service,
+    /// One-way latency at a fixed rate: a stream whose sender keeps a schedule.
+    #[serde(rename = "latency")]
+    Latency,
 }
 
 impl Pattern {
@@ -84,6 +87,7 @@ impl Pattern {
             Pattern::Broadcast => "broadcast",
             Pattern::Queue => "queue",
             Pattern::Service => "service",
+            Pattern::Latency => "latency",
         }
     }
 }
@@ -102,11 +106,16 @@ pub struct Case {
     pub size: usize,
     /// Messages per send and receive call: 1, or a batch case's batch.
     pub batch: usize,
+    /// A latency case's schedule: messages per second the sender keeps to.
+    pub rate: Option<u64>,
 }
 
 impl Case {
     /// The pattern's family, as the results and tables group cases.
     pub fn pattern(&self) -> Pattern {
+        if self.rate.is_some() {
+            return Pattern::Latency;
+        }
         match self.shape {
             Shape::Stream => Pattern::Stream,
             Shape::RoundTrip => Pattern::StreamRtt,
@@ -238,6 +247,17 @@ struct MatrixFile {
     /// The batch cases: the same entries, with their own sizes and the batches.
     #[serde(default)]
     batch: Vec<CaseEntry>,
+    /// The fixed-rate latency cases.
+    #[serde(default)]
+    latency: Vec<LatencyEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LatencyEntry {
+    /// Messages per second.
+    rates: Vec<u64>,
+    sizes: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -273,7 +293,13 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         }
         for (prefix, shape) in shapes_of(entry)? {
             for &size in &file.sizes {
-                cases.push(Case { name: format!("{prefix}/{}", size_label(size)), shape, size, batch: 1 });
+                cases.push(Case {
+                    name: format!("{prefix}/{}", size_label(size)),
+                    shape,
+                    size,
+                    batch: 1,
+                    rate: None,
+                });
             }
         }
     }
@@ -290,12 +316,45 @@ fn parse(text: &str) -> Result<Vec<Case>> {
             for &size in sizes {
                 for &batch in &entry.batches {
                     let name = format!("batch/{prefix}/{}/x{batch}", size_label(size));
-                    cases.push(Case { name, shape, size, batch });
+                    cases.push(Case { name, shape, size, batch, rate: None });
                 }
             }
         }
     }
+    for entry in &file.latency {
+        check_sizes(&entry.sizes)?;
+        if let Some(small) = entry.sizes.iter().find(|&&s| s < TIMED_SMALLEST) {
+            bail!(
+                "latency size {small}: a timed message carries its due time, {TIMED_SMALLEST} bytes or more"
+            );
+        }
+        if entry.rates.is_empty() || entry.rates.iter().any(|&r| !(1..=RATE_MOST).contains(&r)) {
+            bail!("a [[latency]] entry needs rates from 1 to {RATE_MOST} messages per second");
+        }
+        for &rate in &entry.rates {
+            for &size in &entry.sizes {
+                let name = format!("latency/{}/{}", rate_label(rate), size_label(size));
+                cases.push(Case { name, shape: Shape::Stream, size, batch: 1, rate: Some(rate) });
+            }
+        }
+    }
     Ok(cases)
+}
+
+/// The smallest message of a latency case: a header and the instant the message was due.
+pub const TIMED_SMALLEST: usize = 16;
+
+/// The highest rate a latency case may ask for: one message a nanosecond is the clock's limit,
+/// long before any library's; ten million a second is far beyond every library here.
+const RATE_MOST: u64 = 10_000_000;
+
+/// `1k`, `100k`, `1M`, `2500`: how rates appear in case names.
+pub fn rate_label(rate: u64) -> String {
+    match rate {
+        r if r >= 1_000_000 && r.is_multiple_of(1_000_000) => format!("{}M", r / 1_000_000),
+        r if r >= 1_000 && r.is_multiple_of(1_000) => format!("{}k", r / 1_000),
+        r => r.to_string(),
+    }
 }
 
 /// The largest message a case may ask for: the harness holds a few buffers of it per process.
@@ -345,7 +404,8 @@ pub fn sweep(sizes: &[usize]) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     for (prefix, shape) in [("stream", Shape::Stream), ("stream-rtt", Shape::RoundTrip)] {
         for &size in sizes {
-            let case = Case { name: format!("{prefix}/{}", size_label(size)), shape, size, batch: 1 };
+            let case =
+                Case { name: format!("{prefix}/{}", size_label(size)), shape, size, batch: 1, rate: None };
             if !cases.contains(&case) {
                 cases.push(case);
             }
@@ -512,7 +572,18 @@ mod tests {
                 "batch/broadcast/lossless/4sub/16B/x64",
             ]
         );
-        assert_eq!(names.len(), 22 + 8);
+        let latency: Vec<&String> = names.iter().filter(|n| n.starts_with("latency/")).collect();
+        assert_eq!(latency, ["latency/1k/16B", "latency/100k/16B", "latency/1M/16B"]);
+        assert_eq!(names.len(), 22 + 8 + 3);
+        let l = find("latency/100k/16B").unwrap();
+        assert_eq!(
+            (l.shape, l.rate, l.pattern(), l.column()),
+            (Shape::Stream, Some(100_000), Pattern::Latency, Column::Stream)
+        );
+        assert_eq!(
+            [rate_label(1000), rate_label(2500), rate_label(3_000_000), rate_label(7)],
+            ["1k", "2500", "3M", "7"]
+        );
         let b = find("batch/stream/1KiB/x64").unwrap();
         assert_eq!((b.size, b.batch, b.shape), (1024, 64, Shape::Stream));
         assert_eq!(find("stream/16B").unwrap().batch, 1);
@@ -536,7 +607,7 @@ mod tests {
         assert_eq!(names, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
         assert_eq!(
             sized("stream-rtt/24B").unwrap(),
-            Case { name: "stream-rtt/24B".into(), shape: Shape::RoundTrip, size: 24, batch: 1 }
+            Case { name: "stream-rtt/24B".into(), shape: Shape::RoundTrip, size: 24, batch: 1, rate: None }
         );
         assert_eq!(find("stream/4KiB").unwrap().size, 4096);
         assert_eq!(find("stream/16B").unwrap(), matrix()[0]);
@@ -573,5 +644,12 @@ mod tests {
         let e =
             parse("sizes = [16]\n[[case]]\npattern = \"stream\"\nbatches = [16]\n").unwrap_err().to_string();
         assert!(e.contains("belong to [[batch]]"), "{e}");
+        let latency =
+            |body: &str| parse(&format!("sizes = [16]\n[[case]]\npattern = \"stream\"\n[[latency]]\n{body}"));
+        assert!(latency("rates = [1000]\nsizes = [16]\n").is_ok());
+        let e = latency("rates = [1000]\nsizes = [8]\n").unwrap_err().to_string();
+        assert!(e.contains("16 bytes or more"), "{e}");
+        let e = latency("rates = [0]\nsizes = [16]\n").unwrap_err().to_string();
+        assert!(e.contains("rates from 1"), "{e}");
     }
 }

@@ -234,8 +234,17 @@ pub struct ModeResult {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub figures: Figures,
-    /// Each process's own figures, as it reported them (latency buckets left out).
+    /// Each process's own figures, as it reported them (latency buckets left out: they are in
+    /// the histograms).
     pub roles: Vec<RoleReport>,
+    /// A latency result's whole histogram of the measured window, in nanoseconds (every caller's
+    /// round trips; a latency case's arrival minus due time): HdrHistogram's V2 compressed form,
+    /// base64 (`histogram::decode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
+    /// A latency case's sender: its own lateness (send minus due time), the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<String>,
 }
 
 /// The figures of one trial (one run of one case, one library, one receive mode), or a median.
@@ -248,6 +257,26 @@ pub struct Figures {
     pub p50_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<f64>,
+    /// The rest of a latency result's spectrum: its least, p90, p99.9, p99.99 and greatest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p9999_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ns: Option<f64>,
+    /// A latency case: the share of the window's scheduled messages its sender had not sent when
+    /// the window ended (it fell behind its schedule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_share: Option<f64>,
+    /// A latency case: the sender's own lateness (send minus due time), p50 and p99.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_p99_ns: Option<f64>,
     /// A lossy broadcast: the share of the measured window's messages lost by the subscriber
     /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,9 +313,19 @@ pub struct RoleReport {
     pub lost_measured: u64,
     /// What the library itself said was lost, beside the gaps.
     pub library_lost: u64,
-    /// Round trips of the measured window: (nanoseconds, count) of each recorded bucket.
+    /// Round trips of the measured window (a latency case's receiver: arrival minus due time):
+    /// (nanoseconds, count) of each recorded bucket.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<(u64, u64)>,
+    /// A latency case's sender: its lateness (send minus due time), the same way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lateness: Vec<(u64, u64)>,
+    /// A latency case's sender: the messages its schedule held in the measured window (it sent
+    /// `measured` of them), and how long before each due time it stopped sleeping and spun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_margin_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p50_ns: Option<u64>,
     /// A work queue's consumer: the file of the sequence numbers it took, per producer.
@@ -363,6 +402,9 @@ impl RoleReport {
             lost_measured: 0,
             library_lost: 0,
             latency: Vec::new(),
+            lateness: Vec::new(),
+            scheduled: None,
+            spin_margin_ns: None,
             p50_ns: None,
             taken_file: None,
             shared_mapped_bytes: None,

@@ -38,6 +38,8 @@ pub enum Section {
     Modes,
     /// Under the table of what each figure cost.
     Cost,
+    /// A latency case's percentile spectrum (`spectrum`).
+    Spectra,
 }
 
 /// One panel: a value per (case, series).
@@ -93,6 +95,9 @@ fn title(f: Family) -> &'static str {
         Some(Pattern::Broadcast) => "Broadcasts: the slowest subscriber's messages per second",
         Some(Pattern::Queue) => "Work queues: every consumer's messages per second together",
         Some(Pattern::Service) => "Services: every client's calls per second together",
+        Some(Pattern::Latency) => {
+            "Latency at a fixed rate: p50 one way, from each message's due time (lower is better)"
+        }
         None => "Batch calls: messages per second",
     }
 }
@@ -104,6 +109,7 @@ fn groups(view: &View) -> Vec<(Family, Vec<String>)> {
         Some(Pattern::Broadcast),
         Some(Pattern::Queue),
         Some(Pattern::Service),
+        Some(Pattern::Latency),
         None,
     ];
     let family = |case: &str| {
@@ -141,6 +147,11 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
     let mut panels = Vec::new();
     // The figure that ranks the family is the one its first panel draws.
     match family.map(analysis::counted) {
+        Some(Figure::P50Ns) if family == Some(Pattern::Latency) => {
+            panels.push(Panel { unit: "p50 one way (µs)", values: table(&p50) });
+            let p9999 = |r: &CaseResult| r.median.and_then(|f| f.p9999_ns).map(|ns| ns / 1e3);
+            panels.push(Panel { unit: "p99.99 one way (µs)", values: table(&p9999) });
+        }
         Some(Figure::P50Ns) => panels.push(Panel { unit: "p50 round trip (µs)", values: table(&p50) }),
         _ => panels.push(Panel { unit: "M msg/s", values: table(&rate) }),
     }

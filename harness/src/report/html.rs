@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use super::View;
 use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{cost, summary, tables};
+use super::{cost, spectrum, summary, tables};
 use crate::analysis::Rank;
 
 fn esc(text: &str) -> String {
@@ -102,6 +102,10 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
     }
     out.push_str("</ol><h2>Charts</h2>");
     out.push_str(&inline(view, charts, Section::Patterns)?);
+    if charts.iter().any(|c| c.section == Section::Spectra) {
+        out.push_str(&format!("<h2>Latency spectra</h2><p class=\"note\">{}</p>", esc(spectrum::SPECTRA)));
+        out.push_str(&inline(view, charts, Section::Spectra)?);
+    }
     out.push_str(&format!("<h2>Waiting against polling</h2><p class=\"note\">{}</p>", esc(cost::MODES)));
     out.push_str(&table(&cost::modes_table(view), None));
     out.push_str(&inline(view, charts, Section::Modes)?);

@@ -3,7 +3,7 @@
 use super::View;
 use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{cost, summary, tables};
+use super::{cost, spectrum, summary, tables};
 use crate::analysis::Rank;
 
 /// Markdown-safe: a `|` inside a cell would split it.
@@ -92,6 +92,10 @@ pub fn page(view: &View, charts: &[Chart]) -> String {
     };
     out.push_str("\n## Charts\n\n");
     out.push_str(&pictures(Section::Patterns));
+    let spectra = pictures(Section::Spectra);
+    if !spectra.is_empty() {
+        out.push_str(&format!("## Latency spectra\n\n{}\n\n{spectra}", spectrum::SPECTRA));
+    }
     out.push_str(&format!("## Waiting against polling\n\n{}\n\n", cost::MODES));
     out.push_str(&render(&cost::modes_table(view)));
     out.push('\n');

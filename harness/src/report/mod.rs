@@ -1,6 +1,7 @@
 //! `ipcbench report`: every artefact rebuilt from saved results files alone (it runs nothing):
 //! the case-by-case table, the capability, buffers and machines tables, head-to-head summaries,
-//! a chart per pattern (SVG and PNG), a CSV of the medians and a self-contained HTML page.
+//! a chart per pattern (SVG and PNG), a latency spectrum per latency case with its `.hgrm`
+//! files, a CSV of the medians and a self-contained HTML page.
 //! Several files (from several machines) merge into one report, a column per machine.
 //!
 //! `model` builds every table once, as structured cells; `terminal`, `markdown` and `html`
@@ -15,6 +16,7 @@ mod html;
 mod markdown;
 pub mod model;
 mod scatter;
+mod spectrum;
 mod summary;
 mod tables;
 pub mod terminal;
@@ -79,13 +81,14 @@ pub fn build(sources: &[Source], out: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out.join("charts")).with_context(|| format!("creating {}", out.display()))?;
     let view = View::new(sources, out);
     let mut written = Vec::new();
+    let mut charts = charts::draw_all(&view, &out.join("charts"))?;
+    charts.extend(spectrum::draw(&view, &out.join("charts"), &out.join("hgrm"), &mut written)?);
     let mut write = |name: &str, text: String| -> Result<()> {
         let path = out.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
         Ok(())
     };
-    let charts = charts::draw_all(&view, &out.join("charts"))?;
     write("report.md", markdown::page(&view, &charts))?;
     write("medians.csv", csv::csv(&view))?;
     write("index.html", html::page(&view, &charts)?)?;

@@ -73,10 +73,13 @@ pub enum Mark {
     Noisy,
     Concurrent,
     Oversubscribed,
+    Behind,
+    LateSender,
 }
 
 impl Mark {
-    pub const ALL: [Mark; 4] = [Mark::Note, Mark::Noisy, Mark::Concurrent, Mark::Oversubscribed];
+    pub const ALL: [Mark; 6] =
+        [Mark::Note, Mark::Noisy, Mark::Concurrent, Mark::Oversubscribed, Mark::Behind, Mark::LateSender];
 
     pub fn symbol(self) -> &'static str {
         match self {
@@ -84,6 +87,8 @@ impl Mark {
             Mark::Noisy => "~",
             Mark::Concurrent => "!",
             Mark::Oversubscribed => "*",
+            Mark::Behind => "»",
+            Mark::LateSender => "°",
         }
     }
 
@@ -95,6 +100,13 @@ impl Mark {
             }
             Mark::Concurrent => "another ipcbench run was running".into(),
             Mark::Oversubscribed => "oversubscribed (more processes than cores)".into(),
+            Mark::Behind => format!(
+                "latency: the sender fell behind its schedule by more than {} (the rate was not kept)",
+                whole_percent(analysis::BEHIND)
+            ),
+            Mark::LateSender => "latency: the sender's own lateness (p50) exceeded the latency's p50: the \
+                                 figure shows the sender's sleep more than the library"
+                .into(),
         }
     }
 
@@ -104,6 +116,8 @@ impl Mark {
             Mark::Noisy => analysis::noisy(r),
             Mark::Concurrent => !r.concurrent_runs.is_empty(),
             Mark::Oversubscribed => r.oversubscribed,
+            Mark::Behind => analysis::behind(r),
+            Mark::LateSender => analysis::late_sender(r),
         }
     }
 }
@@ -133,6 +147,8 @@ pub fn legend() -> Vec<(Key, String)> {
         (Key::Mark(Mark::Concurrent), Mark::Concurrent.meaning()),
         (Key::Mark(Mark::Oversubscribed), Mark::Oversubscribed.meaning()),
         (Key::Mark(Mark::Note), Mark::Note.meaning()),
+        (Key::Mark(Mark::Behind), Mark::Behind.meaning()),
+        (Key::Mark(Mark::LateSender), Mark::LateSender.meaning()),
     ]
 }
 
@@ -151,12 +167,18 @@ pub fn legend_line(fastest: &str, mark: impl Fn(Mark) -> String) -> String {
 }
 
 /// What the case table's figures are.
-pub const UNITS: &str = "Rates are messages (or calls) per second; a round trip shows its p50 and p99.";
+pub const UNITS: &str = "Rates are messages (or calls) per second; a round trip shows its p50 and p99; a \
+                         latency case its p50, p99, p99.99 and greatest, one way from each message's due time.";
 
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
 pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
     let mut s = rate(f.msgs_per_s);
+    if let (Pattern::Latency, Some(p50), Some(p99), Some(p9999), Some(max)) =
+        (pattern, f.p50_ns, f.p99_ns, f.p9999_ns, f.max_ns)
+    {
+        return format!("p50 {} p99 {} p99.99 {} max {}", nanos(p50), nanos(p99), nanos(p9999), nanos(max));
+    }
     if let Some(p50) = f.p50_ns {
         s = match (pattern, f.p99_ns) {
             (Pattern::StreamRtt, Some(p99)) => format!("p50 {} p99 {}", nanos(p50), nanos(p99)),

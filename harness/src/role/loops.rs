@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use hdrhistogram::Histogram;
 use ipcbench_api::{Batch, Received, Rx, Tx};
 
 use super::cost::Meter;
 use super::message::{self, Header, MEASURED, WARMUP};
 use super::taken::Taken;
+use crate::histogram;
 use crate::results::RoleReport;
 
 /// A one-way sender reads the clock once per this many messages (a power of two).
@@ -164,7 +164,12 @@ pub fn batch_receive_loop<R: Rx, C: Check>(
 /// A receiver's bookkeeping of one message: the check, the counts, and the start of its
 /// measured window (its first measured message).
 #[inline(always)]
-fn count<C: Check>(h: Header, check: &mut C, meter: &mut Meter, report: &mut RoleReport) -> Result<()> {
+pub(super) fn count<C: Check>(
+    h: Header,
+    check: &mut C,
+    meter: &mut Meter,
+    report: &mut RoleReport,
+) -> Result<()> {
     check.see(h, report)?;
     report.received += 1;
     if h.phase == MEASURED {
@@ -290,7 +295,7 @@ pub fn receive_loop<R: Rx, C: Check>(
 
 /// The message a receive put at the start of `buf`.
 #[inline(always)]
-fn arrived(buf: &[u8], n: usize) -> Result<&[u8]> {
+pub(super) fn arrived(buf: &[u8], n: usize) -> Result<&[u8]> {
     buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {}-byte buffer", buf.len()))
 }
 
@@ -307,8 +312,7 @@ pub fn call_loop<E: Tx + Rx>(
     let mut request = vec![0u8; size];
     let mut reply = vec![0u8; size];
     message::init(&mut request, me);
-    // Up to a minute, 3 significant figures, allocated now: recording never allocates.
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let mut hist = histogram::recording();
     let mut phase = WARMUP;
     let mut seq: u64 = 0;
     let mut meter = Meter::default();
@@ -354,7 +358,7 @@ pub fn call_loop<E: Tx + Rx>(
         last = now;
     }
     report.sent = seq;
-    report.latency = hist.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+    report.latency = histogram::buckets(&hist);
     report.p50_ns = Some(hist.value_at_quantile(0.5));
     Ok(report)
 }

@@ -6,6 +6,7 @@
 pub mod cost;
 pub mod loops;
 pub mod message;
+pub mod paced;
 pub mod taken;
 
 use std::io::{BufRead, Write};
@@ -104,6 +105,9 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     if case.batch > 1 {
         return run_batch::<L>(args, &setup, &case.name).with_context(context);
     }
+    if let Some(rate) = case.rate {
+        return run_paced::<L>(args, &setup, rate).with_context(context);
+    }
     let size = case.size;
     let me = args.index as u32;
     let report = match args.role {
@@ -156,6 +160,24 @@ fn run_batch<L: Library>(args: &ChildArgs, setup: &Setup, case: &str) -> Result<
             batch_receive_loop(rx, size, n, Ordered::default(), r)
         }),
         other => bail!("a {} in the batch case {case}", other.as_str()),
+    }
+}
+
+/// A latency case (a stream at a fixed rate): the sender keeps its schedule, the receiver times
+/// each message from its due time.
+fn run_paced<L: Library>(args: &ChildArgs, setup: &Setup, rate: u64) -> Result<()> {
+    let (size, me) = (setup.size, args.index as u32);
+    match args.role {
+        Role::Sender => {
+            let opened = L::stream(setup, Side::Connect);
+            // Measured before "ready", so that the schedule's start finds it done.
+            let margin = paced::spin_margin();
+            lead(opened, args, |tx, w, r| paced::paced_send_loop(tx, size, me, rate, margin, w, r))
+        }
+        Role::Receiver => {
+            lead(L::stream(setup, Side::Accept), args, |rx, _, r| paced::timed_receive_loop(rx, size, r))
+        }
+        other => bail!("a {} in the latency case {}", other.as_str(), args.case),
     }
 }
 

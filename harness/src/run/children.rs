@@ -173,6 +173,8 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGABRT => "SIGABRT",
         libc::SIGBUS => "SIGBUS",
         libc::SIGPIPE => "SIGPIPE",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGCONT => "SIGCONT",
         _ => "a signal",
     }
 }

@@ -43,6 +43,8 @@ struct Armed {
     child: usize,
     signal: i32,
     when: &'static str,
+    /// A stall: SIGCONT this long after.
+    resume_after: Option<Duration>,
 }
 
 /// What the driver is waiting for, for the message of a missed deadline.
@@ -134,10 +136,12 @@ impl Trial<'_> {
         let at = Instant::now() + Duration::from_millis(20);
         armed = match target {
             Some((f, child)) if f.stage == fault::Stage::Warmup => {
-                Some(Armed { at: at + warmup / 2, child, signal: f.signal, when: "warm-up" })
+                let at = at + warmup / 2;
+                Some(Armed { at, child, signal: f.signal, when: "warm-up", resume_after: f.resume_after })
             }
             Some((f, child)) if f.stage == fault::Stage::Window => {
-                Some(Armed { at: at + warmup + window / 2, child, signal: f.signal, when: "measured window" })
+                let (at, when) = (at + warmup + window / 2, "measured window");
+                Some(Armed { at, child, signal: f.signal, when, resume_after: f.resume_after })
             }
             _ => None,
         };
@@ -203,10 +207,8 @@ impl Trial<'_> {
             }
         }
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
-        let figures = analysis::figures(self.case, &roles, self.requests)
-            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))?;
-        let roles = roles.into_iter().map(|r| RoleReport { latency: Vec::new(), ..r }).collect();
-        Ok(RunRecord { figures, roles })
+        analysis::run_record(self.case, roles, self.requests)
+            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))
     }
 
     /// Sends an injected fault's signal to child `i`.
@@ -239,6 +241,12 @@ impl Trial<'_> {
             }
             if let Some(a) = armed.take_if(|a| a.at <= Instant::now()) {
                 self.inject(children, a.child, a.signal, a.when);
+                *armed = a.resume_after.map(|d| Armed {
+                    at: Instant::now() + d,
+                    signal: libc::SIGCONT,
+                    resume_after: None,
+                    ..a
+                });
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {

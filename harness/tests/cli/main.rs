@@ -248,6 +248,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
 mod adding_a_library;
 mod faults;
 mod input;
+mod latency;
 mod matrix;
 mod report;
 mod runs;

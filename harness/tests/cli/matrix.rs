@@ -32,7 +32,11 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let libs = doc["libraries"].as_array().unwrap();
     let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(ids, *LIBRARIES, "every library, in order");
-    assert_eq!(results.len(), (22 + 8) * ids.len(), "every case (22, and 8 batch cases) for every library");
+    assert_eq!(
+        results.len(),
+        (22 + 8 + 3) * ids.len(),
+        "every case (22, 8 batch cases and 3 latency cases) for every library"
+    );
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
         let pattern = r["pattern"].as_str().unwrap();
@@ -43,6 +47,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             _ if batch && lib_record["capabilities"]["batch"]["supported"] == false => "batch",
             "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
             "broadcast" => "broadcast/lossy",
+            "latency" => "stream",
             p => p,
         };
         let capability = &lib_record["capabilities"][cap_key];
@@ -77,7 +82,9 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             "stream-rtt" | "service" => {
                 assert!(median["p50_ns"].as_f64().unwrap() > 0.0, "{case} {lib}");
                 assert!(median["p99_ns"].as_f64().unwrap() >= median["p50_ns"].as_f64().unwrap());
+                latency::histograms_give_the_figures(r, &format!("{case} {lib}"));
             }
+            "latency" => latency::figures_of_a_latency_result(r, &format!("{case} {lib}")),
             "broadcast" if case.contains("/lossy/") => {
                 let lost = median["lost_share"].as_f64().unwrap();
                 assert!((0.0..1.0).contains(&lost), "{case} {lib}: {lost}");
@@ -88,7 +95,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         for m in r["modes"].as_array().unwrap() {
             for run in m["runs"].as_array().unwrap() {
                 assert_eq!(run["roles"].as_array().unwrap().len() as u64, r["processes"].as_u64().unwrap());
-                if pattern == "stream" || (batch && pattern == "broadcast") {
+                if pattern == "stream" || pattern == "latency" || (batch && pattern == "broadcast") {
                     let roles = run["roles"].as_array().unwrap();
                     let sender = roles.iter().find(|x| x["role"] == "sender" || x["role"] == "publisher");
                     let sent = sender.unwrap()["sent"].as_u64().unwrap();
@@ -124,8 +131,8 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let two =
         |r: &&Value| matches!(r["library"].as_str().unwrap(), "ipc-channel" | "pipe" | "fifo" | "shm-ring");
     for r in results.iter().filter(two) {
-        let has =
-            matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") && r.get("batch").is_none();
+        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "latency")
+            && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
     // iceoryx2 has no work queue; its services run, each request answered by every server,

@@ -1,0 +1,180 @@
+//! Latency spectra, from the histograms the results file keeps whole: a chart per latency case
+//! (round trips, services, fixed-rate latency), one line per library, latency on a log axis
+//! against percentile on HdrHistogram's 1/(1 − p) axis; and a `.hgrm` file per result, which
+//! HdrHistogram's own plotter reads. Each library's line is every run of its figure's receive
+//! mode together.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use hdrhistogram::Histogram;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::View;
+use super::charts::{COLORS, Chart, SANS, Section};
+use crate::histogram;
+use crate::matrix::Pattern;
+use crate::results::{CaseResult, Status};
+
+/// What the report says of the spectra.
+pub const SPECTRA: &str = "Every latency result keeps its whole histogram (HdrHistogram, in the results file). Each chart \
+     shows one case: a line per library, every run of its figure's receive mode together, latency against \
+     percentile (the axis spreads the tail: 90 %, 99 %, 99.9 % ... are equal steps). Round trips and services \
+     time a call; `latency/<rate>/<size>` times one way, from the instant each message was due, so a stall \
+     counts against every message it delayed. `hgrm/` holds each result as HdrHistogram's percentile \
+     distribution (values in ms), for its plotter.";
+
+/// The patterns whose results carry a latency histogram.
+fn timed(p: Pattern) -> bool {
+    matches!(p, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
+}
+
+/// A result's histogram: every run of its figure's mode together (None for a result without).
+fn merged(r: &CaseResult) -> Result<Option<Histogram<u64>>> {
+    let Some(mode) = r.best().filter(|_| r.status == Status::Ok) else { return Ok(None) };
+    let mut all: Option<Histogram<u64>> = None;
+    for (i, run) in mode.runs.iter().enumerate() {
+        let Some(text) = &run.histogram else { continue };
+        let h = histogram::decode(text)
+            .with_context(|| format!("{} for {}, run {} of its figure's mode", r.case, r.library, i + 1))?;
+        match &mut all {
+            Some(a) => {
+                a.add(&h).map_err(|e| anyhow!("{} for {}: adding run {}: {e:?}", r.case, r.library, i + 1))?
+            }
+            None => all = Some(h),
+        }
+    }
+    Ok(all)
+}
+
+/// Each column's histogram for one case, with its label and colour.
+fn lines(view: &View, case: &str) -> Result<Vec<(String, RGBColor, Histogram<u64>)>> {
+    let mut out = Vec::new();
+    for col @ (lib, s) in &view.columns {
+        let Some(r) = view.result(case, lib, *s) else { continue };
+        if let Some(h) = merged(r)? {
+            let color = COLORS[view.libraries.iter().position(|l| l == lib).unwrap_or(0) % COLORS.len()];
+            out.push((view.column_label(col), color, h));
+        }
+    }
+    Ok(out)
+}
+
+fn slug(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' }).collect()
+}
+
+/// The spectrum charts (`spectrum-<case>.svg` and `.png`) and the `.hgrm` files (under
+/// `hgrm/<case>/`); returns the charts, and adds the `.hgrm` files to `written`.
+pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>) -> Result<Vec<Chart>> {
+    let mut charts = Vec::new();
+    for case in &view.cases {
+        let Some(pattern) =
+            view.sources.iter().flat_map(|s| &s.doc.results).find(|r| &r.case == case).map(|r| r.pattern)
+        else {
+            continue;
+        };
+        if !timed(pattern) {
+            continue;
+        }
+        let lines = lines(view, case)?;
+        if lines.is_empty() {
+            continue;
+        }
+        let folder = hgrm_dir.join(slug(case));
+        std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+        for (label, _, h) in &lines {
+            let path = folder.join(format!("{}.hgrm", slug(label)));
+            std::fs::write(&path, histogram::hgrm(h))
+                .with_context(|| format!("writing {}", path.display()))?;
+            written.push(path);
+        }
+        let name = format!("spectrum-{}", slug(case));
+        let what =
+            if pattern == Pattern::Latency { "one way, from each message's due time" } else { "per call" };
+        let title = format!("{case}: latency by percentile ({what})");
+        let (svg, png) = (dir.join(format!("{name}.svg")), dir.join(format!("{name}.png")));
+        let size = (1000, 640);
+        plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &lines)
+            .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
+        plot(BitMapBackend::new(&png, size).into_drawing_area(), &title, &lines)
+            .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+        charts.push(Chart { name, title, section: Section::Spectra });
+    }
+    Ok(charts)
+}
+
+/// A point of the 1/(1 − p) axis as its percentile: 10 is 90 %, 1000 is 99.9 %.
+fn percentile_label(x: f64) -> String {
+    let p = 100.0 * (1.0 - 1.0 / x);
+    let digits = (x.log10().round() as usize).saturating_sub(2);
+    format!("{p:.digits$}%")
+}
+
+type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
+
+fn plot<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    lines: &[(String, RGBColor, Histogram<u64>)],
+) -> DrawResult<DB::ErrorType> {
+    root.fill(&WHITE)?;
+    let (top, area) = root.split_vertically(60);
+    top.draw(&Text::new(title.to_string(), (20, 12), (SANS, 20).into_font()))?;
+    top.draw(&Text::new("lower is better; the tail is to the right", (20, 38), (SANS, 14).into_font()))?;
+    let us = |ns: u64| ns as f64 / 1e3;
+    // The axis runs to the percentile the largest histogram can state (one in its count).
+    let most = lines.iter().map(|(_, _, h)| h.len()).max().unwrap_or(1).max(10) as f64;
+    let x_end = 10f64.powf(most.log10().ceil().min(7.0));
+    let lo = lines.iter().map(|(_, _, h)| us(h.min().max(1))).fold(f64::MAX, f64::min);
+    let hi = lines.iter().map(|(_, _, h)| us(h.max())).fold(0.0, f64::max).max(lo * 10.0);
+    let mut chart = ChartBuilder::on(&area)
+        .margin(20)
+        .x_label_area_size(44)
+        .y_label_area_size(80)
+        .build_cartesian_2d((1f64..x_end).log_scale(), ((lo / 1.5)..(hi * 1.5)).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile")
+        .x_label_formatter(&|x| percentile_label(*x))
+        .y_desc("latency (µs)")
+        .label_style((SANS, 14))
+        .axis_desc_style((SANS, 15))
+        .draw()?;
+    for (label, color, h) in lines {
+        let points: Vec<(f64, f64)> = h
+            .iter_quantiles(5)
+            .filter(|v| v.quantile_iterated_to() < 1.0)
+            .map(|v| {
+                (1.0 / (1.0 - v.quantile_iterated_to()), us(h.highest_equivalent(v.value_iterated_to())))
+            })
+            .filter(|(x, _)| *x < x_end)
+            .collect();
+        let style = ShapeStyle::from(color).stroke_width(2);
+        chart
+            .draw_series(std::iter::once(PathElement::new(points, style)))?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((SANS, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_axis_reads_as_percentiles() {
+        let l = super::percentile_label;
+        assert_eq!(
+            [l(1.0), l(10.0), l(100.0), l(1000.0), l(10000.0)],
+            ["0%", "90%", "99%", "99.9%", "99.99%"]
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! The latency cases: a fixed-rate schedule, whole histograms, and a stall charged to every
+//! message it delays.
+
+use hdrhistogram::Histogram;
+use ipcbench::histogram;
+
+use super::*;
+
+/// A run's histogram, as the results file keeps it.
+fn histogram_of(run: &Value, what: &str) -> Histogram<u64> {
+    let text = run["histogram"].as_str().unwrap_or_else(|| panic!("{what}: no histogram"));
+    histogram::decode(text).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+}
+
+/// Every run of a latency result keeps its histogram, and the histogram gives back the run's
+/// p50 and p99 (the report recomputes any percentile from the JSON alone).
+pub fn histograms_give_the_figures(r: &Value, what: &str) {
+    for m in r["modes"].as_array().unwrap() {
+        for run in m["runs"].as_array().unwrap() {
+            let h = histogram_of(run, what);
+            let f = &run["figures"];
+            assert_eq!(h.value_at_quantile(0.99) as f64, f["p99_ns"].as_f64().unwrap(), "{what}: p99");
+            assert_eq!(h.value_at_quantile(0.5) as f64, f["p50_ns"].as_f64().unwrap(), "{what}: p50");
+            let roles = run["roles"].as_array().unwrap();
+            assert!(
+                roles.iter().all(|x| x.get("latency").is_none()),
+                "{what}: buckets live in the histogram"
+            );
+        }
+    }
+}
+
+/// A latency result's spectrum, rate and schedule.
+pub fn figures_of_a_latency_result(r: &Value, what: &str) {
+    histograms_give_the_figures(r, what);
+    let rate: f64 = match r["case"].as_str().unwrap().split('/').nth(1).unwrap() {
+        "1k" => 1e3,
+        "100k" => 1e5,
+        "1M" => 1e6,
+        other => panic!("{what}: rate {other}"),
+    };
+    for m in r["modes"].as_array().unwrap() {
+        for run in m["runs"].as_array().unwrap() {
+            let f = &run["figures"];
+            let at = |k: &str| f[k].as_f64().unwrap_or_else(|| panic!("{what}: {k}"));
+            let spectrum = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns"].map(at);
+            assert!(spectrum.windows(2).all(|w| w[0] <= w[1]), "{what}: {spectrum:?}");
+            let behind = at("behind_share");
+            assert!((0.0..=1.0).contains(&behind), "{what}: behind {behind}");
+            // The rate achieved: what the schedule held, less what the sender fell behind by.
+            let achieved = at("msgs_per_s");
+            assert!(
+                (achieved - rate * (1.0 - behind)).abs() <= rate * 0.01 + 1.0,
+                "{what}: {achieved} of {rate}"
+            );
+            assert!(at("late_p99_ns") >= at("late_p50_ns"), "{what}");
+            let roles = run["roles"].as_array().unwrap();
+            let sender = roles.iter().find(|x| x["role"] == "sender").unwrap();
+            let scheduled = sender["scheduled"].as_u64().unwrap();
+            assert!(sender["measured"].as_u64().unwrap() <= scheduled, "{what}");
+            assert!(sender["spin_margin_ns"].as_u64().unwrap() >= 20_000, "{what}");
+            let lateness = histogram::decode(run["lateness"].as_str().unwrap()).unwrap();
+            assert_eq!(
+                lateness.len(),
+                sender["measured"].as_u64().unwrap(),
+                "{what}: one lateness per message"
+            );
+            assert_eq!(histogram_of(run, what).len(), sender["measured"].as_u64().unwrap(), "{what}");
+        }
+    }
+}
+
+/// The issue's own command: every latency case for three libraries, each with its spectrum, its
+/// rate and a histogram; the report draws a spectrum per case and writes a `.hgrm` per result.
+#[test]
+fn latency_cases_run_and_report_their_spectra() {
+    let t = RunTest::new("latency");
+    let (pid, output, doc) = short(&t.out, &words("run latency/* --lib fastipc,uds,aeron"));
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 9);
+    for r in results {
+        let what = format!("{} {}", r["case"], r["library"]);
+        assert_eq!(r["status"], "ok", "{what}: {}", r["reason"]);
+        figures_of_a_latency_result(r, &what);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("latency/1k/16B uds: p50 ") && stderr.contains(" p99.99 "), "{stderr}");
+    let report = the_json_path(&t.out).with_extension("");
+    for case in ["latency-1k-16B", "latency-100k-16B", "latency-1M-16B"] {
+        assert!(report.join(format!("charts/spectrum-{case}.svg")).is_file(), "{case}");
+        for lib in ["fastipc", "uds", "aeron"] {
+            let hgrm = std::fs::read_to_string(report.join(format!("hgrm/{case}/{lib}.hgrm"))).unwrap();
+            assert!(hgrm.contains("1/(1-Percentile)") && hgrm.contains("#[Max     ="), "{case} {lib}");
+        }
+    }
+    t.nothing_left(pid);
+}
+
+/// No coordinated omission: the receiver stopped for 100 ms inside the window at 1 k/s. The
+/// sender keeps its schedule, so about 100 messages wait, each timed from its due time: the
+/// stall shows in the percentiles of the messages scheduled during it, not in one sample.
+#[test]
+fn a_stalled_receiver_delays_every_message_scheduled_during_the_stall() {
+    let t = RunTest::new("stall");
+    let args = [
+        "run",
+        "latency/1k/16B",
+        "--lib",
+        "uds",
+        "--runs",
+        "1",
+        "--warmup",
+        "200ms",
+        "--duration",
+        "1s",
+        "--fault",
+        "stall=100ms:window:receiving",
+        "--out",
+        t.out(),
+    ];
+    let child = Command::new(BIN).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc = the_json(&t.out);
+    let r = results_of(&doc, "latency/1k/16B", "uds");
+    let modes = r["modes"].as_array().unwrap();
+    // The fault goes to the first run of the first receive mode.
+    let stalled = histogram_of(&modes[0]["runs"][0], "the stalled run");
+    let long = stalled.count_between(20_000_000, u64::MAX);
+    assert!((50..=120).contains(&long), "{long} messages waited 20 ms or more: about 80 should");
+    assert!(stalled.value_at_quantile(0.95) >= 20_000_000, "p95 {}", stalled.value_at_quantile(0.95));
+    assert!((80_000_000..1_000_000_000).contains(&stalled.max()), "max {}", stalled.max());
+    assert!(stalled.value_at_quantile(0.5) < 5_000_000, "p50 {}", stalled.value_at_quantile(0.5));
+    let calm = histogram_of(&modes[1]["runs"][0], "the other mode's run");
+    assert!(calm.count_between(20_000_000, u64::MAX) < 5, "no stall, no long waits");
+    t.nothing_left(pid);
+}
