@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use ipcbench_api::{Requests, Shape};
 
 use crate::histogram::{self, Spectrum};
-use crate::matrix::{Case, Pattern, Role};
+use crate::matrix::{Case, Pace, Pattern, Role};
 use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
 
@@ -68,6 +68,9 @@ fn spectrum(h: &Histogram<u64>, out: &mut Figures) {
 /// Checks the trial's reports against each other and computes its figures. `requests` says
 /// whether a service's request reaches one server or every server.
 pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
+    if case.pace == Pace::Connect {
+        return connect_figures(reports);
+    }
     let driving: Vec<&RoleReport> = reports.iter().filter(|r| r.role.is_driving()).collect();
     let start = driving.iter().map(|r| r.window_start_ns).min().unwrap_or(0);
     let end = driving.iter().map(|r| r.window_end_ns).max().unwrap_or(0);
@@ -119,7 +122,7 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                 return Err(broken(sender, "no receiving role reported".into()));
             };
             out.msgs_per_s = rate(slowest.received_measured);
-            if case.rate.is_some() {
+            if matches!(case.pace, Pace::Rate(_)) {
                 spectrum(&latency(&receivers), &mut out);
                 let late = Spectrum::of(&latency_of_senders(&[sender]));
                 out.late_p50_ns = late.map(|s| s.p50);
@@ -194,6 +197,30 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
     Ok(out)
 }
 
+/// A connect case: every sender's one message arrived, and the set-up times (from each sender's
+/// clock read before its open to its message's arrival) are the figures. No rate: the senders
+/// follow one another, with the driver's waits between them.
+fn connect_figures(reports: &[RoleReport]) -> Result<Figures, Broken> {
+    let senders = of(reports, Role::Sender);
+    let Some(receiver) = of(reports, Role::Receiver).into_iter().next() else {
+        return Err(Broken { role: "driver".into(), reason: "no receiver reported".into() });
+    };
+    if receiver.received != senders.len() as u64 || senders.iter().any(|s| s.sent != 1) {
+        return Err(broken(
+            receiver,
+            format!(
+                "received {} messages from {} senders of one message each",
+                receiver.received,
+                senders.len()
+            ),
+        ));
+    }
+    let mut out = Figures::default();
+    spectrum(&latency(&[receiver]), &mut out);
+    out.open_p50_ns = middle(senders.iter().filter_map(|s| s.open_ns).map(|ns| ns as f64).collect());
+    Ok(out)
+}
+
 /// What the trial cost, from every role's own window: cores busy added up over the processes,
 /// that over the rate as CPU time per message, and the processes' peak memory added up. Left
 /// out unless every role measured its window.
@@ -206,16 +233,19 @@ fn cost(reports: &[RoleReport], out: &mut Figures) {
     out.peak_rss_bytes = Some(costs.iter().map(|c| c.peak_rss_bytes as f64).sum());
 }
 
+/// The middle value (the mean of the two middle ones for an even count).
+fn middle(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
 /// The median of each figure over runs (each figure on its own).
 pub fn median(runs: &[Figures]) -> Option<Figures> {
-    fn med(mut v: Vec<f64>) -> Option<f64> {
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-    }
+    let med = middle;
     Some(Figures {
         msgs_per_s: med(runs.iter().map(|f| f.msgs_per_s).collect())?,
         p50_ns: med(runs.iter().filter_map(|f| f.p50_ns).collect()),
@@ -228,6 +258,7 @@ pub fn median(runs: &[Figures]) -> Option<Figures> {
         behind_share: med(runs.iter().filter_map(|f| f.behind_share).collect()),
         late_p50_ns: med(runs.iter().filter_map(|f| f.late_p50_ns).collect()),
         late_p99_ns: med(runs.iter().filter_map(|f| f.late_p99_ns).collect()),
+        open_p50_ns: med(runs.iter().filter_map(|f| f.open_p50_ns).collect()),
         lost_share: med(runs.iter().filter_map(|f| f.lost_share).collect()),
         cores_busy: med(runs.iter().filter_map(|f| f.cores_busy).collect()),
         cpu_ns_per_msg: med(runs.iter().filter_map(|f| f.cpu_ns_per_msg).collect()),
@@ -242,7 +273,7 @@ pub const NOISY: f64 = 0.10;
 /// pattern's its rate.
 pub fn counted(pattern: Pattern) -> Figure {
     match pattern {
-        Pattern::StreamRtt | Pattern::Latency => Figure::P50Ns,
+        Pattern::StreamRtt | Pattern::Latency | Pattern::Connect => Figure::P50Ns,
         _ => Figure::MsgsPerS,
     }
 }

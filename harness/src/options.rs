@@ -33,7 +33,12 @@ pub struct Options {
     pub order: Order,
     /// `--buffer`, in bytes.
     pub buffer: Option<usize>,
+    /// A connect case's fresh senders per run.
+    pub connects: u32,
 }
+
+/// `--connects` when a results file does not say (one written before connect cases).
+const DEFAULT_CONNECTS: u32 = 20;
 
 /// A results file to finish (`run --resume`): where it is and what it holds.
 pub struct Resume {
@@ -79,6 +84,9 @@ pub struct Measure {
     /// lets one set its depth; without it each library runs its own defaults.
     #[arg(long, value_name = "BYTES")]
     buffer: Option<String>,
+    /// How many fresh sender processes each run of a connect case starts, one after another.
+    #[arg(long, default_value = "20")]
+    connects: String,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true)]
     fault: Option<String>,
@@ -99,11 +107,17 @@ impl Measure {
             fault,
             order,
             buffer,
+            connects,
         } = self;
         let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
         if runs == 0 {
             bail!("--runs 0: at least one run is needed for a figure");
         }
+        let connects: u32 = connects
+            .parse()
+            .ok()
+            .filter(|&n| (1..=10_000).contains(&n))
+            .ok_or_else(|| anyhow!("--connects {connects:?}: a whole number from 1 to 10000"))?;
         let dur = duration("duration", &d)?;
         if dur.is_zero() {
             bail!("--duration {d:?}: the measured window must be longer than zero");
@@ -125,6 +139,7 @@ impl Measure {
             buffer: buffer
                 .map(|b| matrix::parse_size(&b).map_err(|e| anyhow!("--buffer: {e}")))
                 .transpose()?,
+            connects,
         })
     }
 
@@ -187,6 +202,7 @@ impl Measure {
             fault: None,
             order: s.order,
             buffer: s.buffer_bytes,
+            connects: s.connects.unwrap_or(DEFAULT_CONNECTS),
         };
         results::remove_partial_copies(&path);
         Ok((options, Resume { path, doc }))

@@ -60,6 +60,9 @@ pub struct Settings {
     /// library lets one set its depth; absent: every library's own defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_bytes: Option<usize>,
+    /// `--connects`: the fresh senders of each run of a connect case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connects: Option<u32>,
     pub cases: Vec<String>,
     pub libraries: Vec<String>,
 }
@@ -277,6 +280,10 @@ pub struct Figures {
     pub late_p50_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_p99_ns: Option<f64>,
+    /// A connect case: the p50 of the senders' open calls alone (the rest of the set-up time is
+    /// the first message's send and delivery).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_p50_ns: Option<f64>,
     /// A lossy broadcast: the share of the measured window's messages lost by the subscriber
     /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,6 +333,9 @@ pub struct RoleReport {
     pub scheduled: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spin_margin_ns: Option<u64>,
+    /// A connect case's sender: how long its open took (from the clock read before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p50_ns: Option<u64>,
     /// A work queue's consumer: the file of the sequence numbers it took, per producer.
@@ -405,6 +415,7 @@ impl RoleReport {
             lateness: Vec::new(),
             scheduled: None,
             spin_margin_ns: None,
+            open_ns: None,
             p50_ns: None,
             taken_file: None,
             shared_mapped_bytes: None,

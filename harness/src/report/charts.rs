@@ -98,6 +98,9 @@ fn title(f: Family) -> &'static str {
         Some(Pattern::Latency) => {
             "Latency at a fixed rate: p50 one way, from each message's due time (lower is better)"
         }
+        Some(Pattern::Connect) => {
+            "Connection set-up: a fresh sender's open and first message (lower is better)"
+        }
         None => "Batch calls: messages per second",
     }
 }
@@ -110,6 +113,7 @@ fn groups(view: &View) -> Vec<(Family, Vec<String>)> {
         Some(Pattern::Queue),
         Some(Pattern::Service),
         Some(Pattern::Latency),
+        Some(Pattern::Connect),
         None,
     ];
     let family = |case: &str| {
@@ -151,6 +155,11 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
             panels.push(Panel { unit: "p50 one way (µs)", values: table(&p50) });
             let p9999 = |r: &CaseResult| r.median.and_then(|f| f.p9999_ns).map(|ns| ns / 1e3);
             panels.push(Panel { unit: "p99.99 one way (µs)", values: table(&p9999) });
+        }
+        Some(Figure::P50Ns) if family == Some(Pattern::Connect) => {
+            panels.push(Panel { unit: "p50 set-up (µs)", values: table(&p50) });
+            let max = |r: &CaseResult| r.median.and_then(|f| f.max_ns).map(|ns| ns / 1e3);
+            panels.push(Panel { unit: "greatest set-up (µs)", values: table(&max) });
         }
         Some(Figure::P50Ns) => panels.push(Panel { unit: "p50 round trip (µs)", values: table(&p50) }),
         _ => panels.push(Panel { unit: "M msg/s", values: table(&rate) }),

@@ -18,7 +18,7 @@ pub fn csv(view: &View) -> String {
     };
     let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let mut out = String::from(
-        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
+        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,open_p50_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
     );
     for s in view.sources {
         for r in &s.doc.results {
@@ -26,7 +26,7 @@ pub fn csv(view: &View) -> String {
             let [waiting_rate, waiting_p50] = mode_figures(r, RecvMode::Waiting);
             let [polling_rate, polling_p50] = mode_figures(r, RecvMode::Polling);
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&s.label),
                 q(&r.case),
                 r.pattern.as_str(),
@@ -46,6 +46,7 @@ pub fn csv(view: &View) -> String {
                 num(f.and_then(|f| f.behind_share)),
                 num(f.and_then(|f| f.late_p50_ns)),
                 num(f.and_then(|f| f.late_p99_ns)),
+                num(f.and_then(|f| f.open_p50_ns)),
                 num(f.and_then(|f| f.lost_share)),
                 num(f.and_then(|f| f.cores_busy)),
                 num(f.and_then(|f| f.cpu_ns_per_msg)),

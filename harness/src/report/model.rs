@@ -168,7 +168,8 @@ pub fn legend_line(fastest: &str, mark: impl Fn(Mark) -> String) -> String {
 
 /// What the case table's figures are.
 pub const UNITS: &str = "Rates are messages (or calls) per second; a round trip shows its p50 and p99; a \
-                         latency case its p50, p99, p99.99 and greatest, one way from each message's due time.";
+                         latency case its p50, p99, p99.99 and greatest, one way from each message's due time; \
+                         a connect case the p50 and greatest of a fresh sender's open and first message.";
 
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
@@ -178,6 +179,10 @@ pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
         (pattern, f.p50_ns, f.p99_ns, f.p9999_ns, f.max_ns)
     {
         return format!("p50 {} p99 {} p99.99 {} max {}", nanos(p50), nanos(p99), nanos(p9999), nanos(max));
+    }
+    if let (Pattern::Connect, Some(p50), Some(max)) = (pattern, f.p50_ns, f.max_ns) {
+        let open = f.open_p50_ns.map(|o| format!(" (open p50 {})", nanos(o))).unwrap_or_default();
+        return format!("p50 {} max {}{open}", nanos(p50), nanos(max));
     }
     if let Some(p50) = f.p50_ns {
         s = match (pattern, f.p99_ns) {
@@ -274,6 +279,13 @@ mod tests {
         let f =
             Figures { msgs_per_s: 1.17e6, p50_ns: Some(830.0), p99_ns: Some(1200.0), ..Default::default() };
         assert_eq!(figure_text(Pattern::StreamRtt, &f), "p50 830 ns p99 1.20 µs");
+        let spectrum = Figures { p9999_ns: Some(45e3), max_ns: Some(2.5e6), ..f };
+        assert_eq!(
+            figure_text(Pattern::Latency, &spectrum),
+            "p50 830 ns p99 1.20 µs p99.99 45.00 µs max 2.50 ms"
+        );
+        let connect = Figures { open_p50_ns: Some(400.0), ..spectrum };
+        assert_eq!(figure_text(Pattern::Connect, &connect), "p50 830 ns max 2.50 ms (open p50 400 ns)");
         assert_eq!(figure_text(Pattern::Service, &f), "1.17 M msg/s, p50 830 ns");
         let lossy = Figures { msgs_per_s: 765e3, lost_share: Some(0.919), ..Default::default() };
         assert_eq!(figure_text(Pattern::Broadcast, &lossy), "765.0 k msg/s, 91.9% lost");

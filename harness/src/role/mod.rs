@@ -3,6 +3,7 @@
 //! keeps an owner's channel alive until "drain". A child counts and checks; it never decides
 //! what a figure means.
 
+pub mod connect;
 pub mod cost;
 pub mod loops;
 pub mod message;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side};
 
-use crate::matrix::{self, Role};
+use crate::matrix::{self, Pace, Role};
 use crate::results::RoleReport;
 use loops::{
     Lossy, Ordered, Tally, Window, batch_receive_loop, batch_send_loop, call_loop, echo_loop, receive_loop,
@@ -50,6 +51,11 @@ pub struct ChildArgs {
     pub setup_timeout: Duration,
     #[arg(long = "buffer-bytes")]
     pub buffer: Option<usize>,
+    /// A connect case: the receiver's number of fresh senders, or which of them this sender is.
+    #[arg(long)]
+    pub connects: Option<usize>,
+    #[arg(long)]
+    pub attempt: Option<usize>,
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -82,6 +88,8 @@ impl ChildArgs {
         ]
         .into_iter()
         .chain(self.buffer.map(|b| ("--buffer-bytes", b.to_string())))
+        .chain(self.connects.map(|n| ("--connects", n.to_string())))
+        .chain(self.attempt.map(|k| ("--attempt", k.to_string())))
         .flat_map(|(flag, value)| [flag.to_string(), value])
         .collect()
     }
@@ -105,8 +113,10 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     if case.batch > 1 {
         return run_batch::<L>(args, &setup, &case.name).with_context(context);
     }
-    if let Some(rate) = case.rate {
-        return run_paced::<L>(args, &setup, rate).with_context(context);
+    match case.pace {
+        Pace::Rate(rate) => return run_paced::<L>(args, &setup, rate).with_context(context),
+        Pace::Connect => return connect::run::<L>(args, &setup).with_context(context),
+        Pace::Free => {}
     }
     let size = case.size;
     let me = args.index as u32;
@@ -265,6 +275,8 @@ mod tests {
             duration: Duration::from_secs(1),
             setup_timeout: Duration::from_secs(10),
             buffer: Some(65536),
+            connects: Some(20),
+            attempt: Some(3),
         };
         let line = std::iter::once("child".to_string()).chain(args.to_args());
         assert_eq!(Line::try_parse_from(line).unwrap().args, args);

@@ -86,16 +86,25 @@ pub fn paced_send_loop<T: Tx>(
     let mut meter = Meter::default();
     let mut seq = 0u64;
     let mut phase = WARMUP;
-    let last = loop {
+    let mut measured_from = None;
+    let (last, end) = loop {
         let due = schedule.due(seq);
         let mut now = message::now_ns();
-        if phase == WARMUP && due >= w.measure_from {
-            phase = MEASURED;
-            meter.begin(now);
+        // The end: the schedule's (the first message due at or after it), or, behind it, the
+        // clock's.
+        if due >= w.end {
+            break (seq, due);
         }
-        if due >= w.end || now >= w.end {
-            report.cost = meter.end(Some(now));
-            break seq;
+        if now >= w.end {
+            break (seq, now);
+        }
+        // The window opens at the first message due in it, or, for a sender so far behind that
+        // its warm-up's messages are still going out, when the clock reaches it.
+        if phase == WARMUP && (due >= w.measure_from || now >= w.measure_from) {
+            phase = MEASURED;
+            measured_from = Some(seq);
+            report.window_start_ns = due.max(now);
+            meter.begin(now);
         }
         if due > now + margin {
             std::thread::sleep(Duration::from_nanos(due - margin - now));
@@ -112,15 +121,17 @@ pub fn paced_send_loop<T: Tx>(
         }
         seq += 1;
     };
-    // The window is the schedule's: from the first measured message's due time to the first due
-    // at or after its end, whether or not the sender kept up.
-    let measured_from = schedule.first_due_at(w.measure_from);
-    let scheduled = schedule.first_due_at(w.end);
-    report.window_start_ns = schedule.due(measured_from);
-    report.window_end_ns = schedule.due(scheduled);
+    report.cost = meter.end(Some(message::now_ns()));
+    // What the schedule held from the first measured message to the window's end, of which the
+    // sender sent `measured`: the rest is how far it fell behind.
+    let measured_from = measured_from.unwrap_or(last);
+    if measured_from == last {
+        report.window_start_ns = end;
+    }
+    report.window_end_ns = end;
     report.sent = last;
-    report.measured = last.saturating_sub(measured_from);
-    report.scheduled = Some(scheduled - measured_from);
+    report.measured = last - measured_from;
+    report.scheduled = Some(schedule.first_due_at(w.end).saturating_sub(measured_from));
     report.spin_margin_ns = Some(margin);
     report.lateness = histogram::buckets(&lateness);
     Ok(report)

@@ -8,6 +8,7 @@
 //! `ledger` each result's record before and after its runs.
 
 pub mod children;
+mod connect;
 pub mod dir;
 pub mod ledger;
 pub mod schedule;
@@ -89,6 +90,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     skip_oversubscribed: opts.skip_oversubscribed,
                     order: opts.order,
                     buffer_bytes: opts.buffer,
+                    connects: Some(opts.connects),
                     cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
                     libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
                 },

@@ -15,9 +15,10 @@ use super::children::{Children, Event, Proc, by_interrupt, describe, signal_name
 use super::{INTERRUPTED, RunContext, dir};
 use crate::analysis;
 use crate::fault::{self, Fault};
-use crate::matrix::Case;
+use crate::matrix::{Case, Pace, Role};
 use crate::registry;
 use crate::results::{RoleReport, RunRecord};
+use crate::role::connect::attempt_name;
 use crate::role::{ChildArgs, message};
 
 /// Why a trial gave no figures.
@@ -62,8 +63,14 @@ impl Trial<'_> {
         let outcome = self.run_in(&trial_dir);
         // Every child is gone now: what they left goes too; the trial's directory last, as a
         // run killed before this point is cleaned by the next from it.
-        dir::remove_shared_memory(&self.name());
-        registry::remove_leftovers(self.library, &self.name());
+        let mut names = vec![self.name()];
+        if self.case.pace == Pace::Connect {
+            names.extend((0..self.ctx.opts.connects as usize).map(|k| attempt_name(&self.name(), k)));
+        }
+        for name in &names {
+            dir::remove_shared_memory(name);
+            registry::remove_leftovers(self.library, name);
+        }
         let _ = std::fs::remove_dir_all(&trial_dir);
         outcome
     }
@@ -73,26 +80,37 @@ impl Trial<'_> {
         format!("{}t{}", self.ctx.tag, self.number)
     }
 
+    /// What the driver tells child `role` `index` of this trial.
+    pub(super) fn child_args(&self, role: Role, index: usize, trial_dir: &Path) -> ChildArgs {
+        let opts = self.ctx.opts;
+        ChildArgs {
+            library: self.library.into(),
+            case: self.case.name.clone(),
+            role,
+            index,
+            mode: self.mode,
+            name: self.name(),
+            dir: trial_dir.to_path_buf(),
+            warmup: opts.warmup,
+            duration: opts.duration,
+            setup_timeout: opts.setup_timeout,
+            buffer: opts.buffer,
+            connects: None,
+            attempt: None,
+        }
+    }
+
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
         let exe =
             std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
+        if self.case.pace == Pace::Connect {
+            return self.connect_in(&exe, trial_dir);
+        }
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
         let opts = self.ctx.opts;
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
-            let args = ChildArgs {
-                library: self.library.into(),
-                case: self.case.name.clone(),
-                role,
-                index,
-                mode: self.mode,
-                name: self.name(),
-                dir: trial_dir.to_path_buf(),
-                warmup: opts.warmup,
-                duration: opts.duration,
-                setup_timeout: opts.setup_timeout,
-                buffer: opts.buffer,
-            };
+            let args = self.child_args(role, index, trial_dir);
             let child = Proc::start(&exe, &args, i, tx.clone(), opts.verbose).map_err(TrialError::Failed)?;
             children.procs.push(child);
         }
@@ -181,30 +199,8 @@ impl Trial<'_> {
             p.stdin.take();
         }
         // Every child reported: each should now exit cleanly.
-        let exit_deadline = Instant::now() + Duration::from_secs(5);
         for p in &mut children.procs {
-            let status = loop {
-                if INTERRUPTED.load(Ordering::SeqCst) {
-                    return Err(TrialError::Interrupted);
-                }
-                match p.child.try_wait() {
-                    Ok(Some(status)) => break status,
-                    Ok(None) if Instant::now() < exit_deadline => {
-                        std::thread::sleep(Duration::from_millis(2))
-                    }
-                    Ok(None) => {
-                        return Err(TrialError::Failed(format!("{} reported but did not exit", p.label())));
-                    }
-                    Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
-                }
-            };
-            if !status.success() {
-                if by_interrupt(status) {
-                    return Err(TrialError::Interrupted);
-                }
-                let why = format!("{} reported, then {}{}", p.label(), describe(status), p.stderr_tail());
-                return Err(TrialError::Failed(why));
-            }
+            exits_cleanly(p)?;
         }
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
         analysis::run_record(self.case, roles, self.requests)
@@ -288,7 +284,7 @@ impl Trial<'_> {
     /// Child `i` ended before it should have. Its siblings often end soon after, of its end (a
     /// sender whose receiver is gone); the reason names the cause: a child that a signal ended,
     /// if there is one, else child `i`; and then what else ended.
-    fn died(&self, children: &mut Children, i: usize, when: &str) -> TrialError {
+    pub(super) fn died(&self, children: &mut Children, i: usize, when: &str) -> TrialError {
         // Its output closed: it is ending; wait a moment for its status, and for its siblings.
         let deadline = Instant::now() + Duration::from_secs(2);
         while children.procs[i].child.try_wait().is_ok_and(|s| s.is_none()) && Instant::now() < deadline {
@@ -322,10 +318,34 @@ impl Trial<'_> {
         TrialError::Failed(reason)
     }
 
-    fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
+    pub(super) fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
         TrialError::Failed(format!(
             "{} said {line:?}, which the driver did not expect",
             children.procs[i].label()
         ))
     }
+}
+
+/// A child that reported: it should now exit, cleanly, within 5 s.
+pub(super) fn exits_cleanly(p: &mut Proc) -> Result<(), TrialError> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(TrialError::Interrupted);
+        }
+        match p.child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            Ok(None) => return Err(TrialError::Failed(format!("{} reported but did not exit", p.label()))),
+            Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
+        }
+    };
+    if !status.success() {
+        if by_interrupt(status) {
+            return Err(TrialError::Interrupted);
+        }
+        let why = format!("{} reported, then {}{}", p.label(), describe(status), p.stderr_tail());
+        return Err(TrialError::Failed(why));
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use super::*;
 fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let t = RunTest::new("matrix");
     let out = &t.out;
-    let (pid, result, mut doc) = short_run(out, &[]);
+    let (pid, result, mut doc) = short_run(out, &["--connects", "3"]);
     let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
     // The library's rare defect (above) gets one more try of its case, which must pass: the
     // suite checks the harness, and any other failure fails it at once.
@@ -34,8 +34,8 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     assert_eq!(ids, *LIBRARIES, "every library, in order");
     assert_eq!(
         results.len(),
-        (22 + 8 + 3) * ids.len(),
-        "every case (22, 8 batch cases and 3 latency cases) for every library"
+        (22 + 8 + 3 + 1) * ids.len(),
+        "every case (22, 8 batch cases, 3 latency cases and a connect case) for every library"
     );
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
@@ -47,7 +47,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
             _ if batch && lib_record["capabilities"]["batch"]["supported"] == false => "batch",
             "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
             "broadcast" => "broadcast/lossy",
-            "latency" => "stream",
+            "latency" | "connect" => "stream",
             p => p,
         };
         let capability = &lib_record["capabilities"][cap_key];
@@ -59,6 +59,10 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         }
         assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
         let median = &r["median"];
+        if pattern == "connect" {
+            latency::figures_of_a_connect_result(r, 3, &format!("{case} {lib}"));
+            continue;
+        }
         assert!(median["msgs_per_s"].as_f64().unwrap() > 0.0, "{case} {lib}");
         let modes: Vec<&str> =
             r["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
@@ -131,8 +135,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let two =
         |r: &&Value| matches!(r["library"].as_str().unwrap(), "ipc-channel" | "pipe" | "fifo" | "shm-ring");
     for r in results.iter().filter(two) {
-        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "latency")
-            && r.get("batch").is_none();
+        let has = matches!(family(r), "stream" | "stream-rtt") && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
     // iceoryx2 has no work queue; its services run, each request answered by every server,
@@ -150,8 +153,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     // Aeron: streams, round trips and the lossless broadcasts; the rest are dashes.
     for r in results.iter().filter(|r| r["library"] == "aeron") {
         let case = r["case"].as_str().unwrap();
-        let has =
-            matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt") || case.contains("/lossless/");
+        let has = matches!(family(r), "stream" | "stream-rtt") || case.contains("/lossless/");
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{case} aeron");
     }
     // The batch cases run for the two libraries with batch calls, and are dashes for the rest.
@@ -162,14 +164,12 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     // Unix sockets (stream and seqpacket) and TCP: streams, round trips and services.
     let sockets = |r: &&Value| matches!(r["library"].as_str().unwrap(), "uds" | "uds-seqpacket" | "tcp");
     for r in results.iter().filter(sockets) {
-        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "service")
-            && r.get("batch").is_none();
+        let has = matches!(family(r), "stream" | "stream-rtt" | "service") && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
     // Boost's message_queue and POSIX message queues: streams, round trips and work queues.
     for r in results.iter().filter(|r| r["library"] == "posix-mq" || r["library"] == "boost") {
-        let has = matches!(r["pattern"].as_str().unwrap(), "stream" | "stream-rtt" | "queue")
-            && r.get("batch").is_none();
+        let has = matches!(family(r), "stream" | "stream-rtt" | "queue") && r.get("batch").is_none();
         assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
     }
     let last = format!("[{n}/{n}]", n = results.len());
@@ -184,6 +184,14 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
 
 /// A role's cost, if it measured one: some CPU time, at most its window times its threads (and
 /// a scheduler tick), context switches counted, its peak memory and threads.
+/// The pattern whose capability a result's case needs: a latency or connect case is a stream.
+fn family(r: &Value) -> &str {
+    match r["pattern"].as_str().unwrap() {
+        "latency" | "connect" => "stream",
+        p => p,
+    }
+}
+
 fn plausible_cost(role: &Value, what: &str) {
     let Some(cost) = role.get("cost") else {
         return;

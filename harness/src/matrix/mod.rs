@@ -1,102 +1,14 @@
 //! The case matrix: cases/matrix.toml, built into the binary, expanded into named cases.
 
+mod kinds;
+
 use anyhow::{Context, Result, bail};
 use ipcbench_api::{Capabilities, Shape, Support};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-const MATRIX: &str = include_str!("../../cases/matrix.toml");
+pub use kinds::{Column, Pattern, Role};
 
-/// One process kind of a case (written as its lower-case name in reports and command lines).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Sender,
-    Receiver,
-    Pinger,
-    Echo,
-    Publisher,
-    Subscriber,
-    Producer,
-    Consumer,
-    Client,
-    Server,
-}
-
-impl Role {
-    pub const ALL: [Role; 10] = [
-        Role::Sender,
-        Role::Receiver,
-        Role::Pinger,
-        Role::Echo,
-        Role::Publisher,
-        Role::Subscriber,
-        Role::Producer,
-        Role::Consumer,
-        Role::Client,
-        Role::Server,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Sender => "sender",
-            Role::Receiver => "receiver",
-            Role::Pinger => "pinger",
-            Role::Echo => "echo",
-            Role::Publisher => "publisher",
-            Role::Subscriber => "subscriber",
-            Role::Producer => "producer",
-            Role::Consumer => "consumer",
-            Role::Client => "client",
-            Role::Server => "server",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-
-    /// The roles that drive a case: the driver says "drain" once all of them are done.
-    pub fn is_driving(self) -> bool {
-        matches!(self, Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client)
-    }
-}
-
-/// A case's family, as the results and tables group cases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Pattern {
-    #[serde(rename = "stream")]
-    Stream,
-    #[serde(rename = "stream-rtt")]
-    StreamRtt,
-    #[serde(rename = "broadcast")]
-    Broadcast,
-    #[serde(rename = "queue")]
-    Queue,
-    #[serde(rename = "service")]
-    Service,
-    /// One-way latency at a fixed rate: a stream whose sender keeps a schedule.
-    #[serde(rename = "latency")]
-    Latency,
-}
-
-impl Pattern {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Pattern::Stream => "stream",
-            Pattern::StreamRtt => "stream-rtt",
-            Pattern::Broadcast => "broadcast",
-            Pattern::Queue => "queue",
-            Pattern::Service => "service",
-            Pattern::Latency => "latency",
-        }
-    }
-}
-
-impl std::fmt::Display for Pattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+const MATRIX: &str = include_str!("../../../cases/matrix.toml");
 
 /// One case of the matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,15 +18,28 @@ pub struct Case {
     pub size: usize,
     /// Messages per send and receive call: 1, or a batch case's batch.
     pub batch: usize,
-    /// A latency case's schedule: messages per second the sender keeps to.
-    pub rate: Option<u64>,
+    /// How the sender sends: as fast as it can, or a latency case's way.
+    pub pace: Pace,
+}
+
+/// How a case's sender sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// As fast as it can (or, a round trip, as soon as the reply lands).
+    Free,
+    /// A latency case: this many messages per second, on a schedule.
+    Rate(u64),
+    /// A connect case: a fresh sender process per message, each timed from before its open.
+    Connect,
 }
 
 impl Case {
     /// The pattern's family, as the results and tables group cases.
     pub fn pattern(&self) -> Pattern {
-        if self.rate.is_some() {
-            return Pattern::Latency;
+        match self.pace {
+            Pace::Rate(_) => return Pattern::Latency,
+            Pace::Connect => return Pattern::Connect,
+            Pace::Free => {}
         }
         match self.shape {
             Shape::Stream => Pattern::Stream,
@@ -164,70 +89,6 @@ impl Case {
     }
 }
 
-/// A pattern (or the batch calls) a library may have: a column of the capability table and a
-/// key of the results' `capabilities`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Column {
-    Stream,
-    RoundTrip,
-    BroadcastLossless,
-    BroadcastLossy,
-    Queue,
-    Service,
-    Batch,
-}
-
-impl Column {
-    pub const ALL: [Column; 7] = [
-        Column::Stream,
-        Column::RoundTrip,
-        Column::BroadcastLossless,
-        Column::BroadcastLossy,
-        Column::Queue,
-        Column::Service,
-        Column::Batch,
-    ];
-
-    /// Its key in a library's `capabilities`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Column::Stream => "stream",
-            Column::RoundTrip => "stream-rtt",
-            Column::BroadcastLossless => "broadcast/lossless",
-            Column::BroadcastLossy => "broadcast/lossy",
-            Column::Queue => "queue",
-            Column::Service => "service",
-            Column::Batch => "batch",
-        }
-    }
-
-    /// Its title in a table.
-    pub fn title(self) -> &'static str {
-        match self {
-            Column::Stream => "stream",
-            Column::RoundTrip => "round trip",
-            Column::BroadcastLossless => "broadcast lossless",
-            Column::BroadcastLossy => "broadcast lossy",
-            Column::Queue => "work queue",
-            Column::Service => "service",
-            Column::Batch => "batch calls",
-        }
-    }
-
-    /// Whether, and how, a library has it.
-    pub fn of(self, c: &Capabilities) -> Support {
-        match self {
-            Column::Stream => c.stream,
-            Column::RoundTrip => c.round_trip,
-            Column::BroadcastLossless => c.broadcast_lossless,
-            Column::BroadcastLossy => c.broadcast_lossy,
-            Column::Queue => c.queue,
-            Column::Service => c.service,
-            Column::Batch => c.batch,
-        }
-    }
-}
-
 /// `16B`, `1KiB`, `64KiB`: how sizes appear in case names.
 pub fn size_label(size: usize) -> String {
     const UNITS: [(usize, &str); 2] = [(1 << 20, "MiB"), (1 << 10, "KiB")];
@@ -250,6 +111,15 @@ struct MatrixFile {
     /// The fixed-rate latency cases.
     #[serde(default)]
     latency: Vec<LatencyEntry>,
+    /// The connection set-up cases.
+    #[serde(default)]
+    connect: Vec<ConnectEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConnectEntry {
+    sizes: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -298,7 +168,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
                     shape,
                     size,
                     batch: 1,
-                    rate: None,
+                    pace: Pace::Free,
                 });
             }
         }
@@ -316,7 +186,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
             for &size in sizes {
                 for &batch in &entry.batches {
                     let name = format!("batch/{prefix}/{}/x{batch}", size_label(size));
-                    cases.push(Case { name, shape, size, batch, rate: None });
+                    cases.push(Case { name, shape, size, batch, pace: Pace::Free });
                 }
             }
         }
@@ -334,8 +204,20 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         for &rate in &entry.rates {
             for &size in &entry.sizes {
                 let name = format!("latency/{}/{}", rate_label(rate), size_label(size));
-                cases.push(Case { name, shape: Shape::Stream, size, batch: 1, rate: Some(rate) });
+                cases.push(Case { name, shape: Shape::Stream, size, batch: 1, pace: Pace::Rate(rate) });
             }
+        }
+    }
+    for entry in &file.connect {
+        check_sizes(&entry.sizes)?;
+        if let Some(small) = entry.sizes.iter().find(|&&s| s < TIMED_SMALLEST) {
+            bail!(
+                "connect size {small}: a timed message carries its instant, {TIMED_SMALLEST} bytes or more"
+            );
+        }
+        for &size in &entry.sizes {
+            let name = format!("connect/{}", size_label(size));
+            cases.push(Case { name, shape: Shape::Stream, size, batch: 1, pace: Pace::Connect });
         }
     }
     Ok(cases)
@@ -404,8 +286,13 @@ pub fn sweep(sizes: &[usize]) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     for (prefix, shape) in [("stream", Shape::Stream), ("stream-rtt", Shape::RoundTrip)] {
         for &size in sizes {
-            let case =
-                Case { name: format!("{prefix}/{}", size_label(size)), shape, size, batch: 1, rate: None };
+            let case = Case {
+                name: format!("{prefix}/{}", size_label(size)),
+                shape,
+                size,
+                batch: 1,
+                pace: Pace::Free,
+            };
             if !cases.contains(&case) {
                 cases.push(case);
             }
@@ -574,11 +461,13 @@ mod tests {
         );
         let latency: Vec<&String> = names.iter().filter(|n| n.starts_with("latency/")).collect();
         assert_eq!(latency, ["latency/1k/16B", "latency/100k/16B", "latency/1M/16B"]);
-        assert_eq!(names.len(), 22 + 8 + 3);
+        assert_eq!(names.last().unwrap(), "connect/16B");
+        assert_eq!(find("connect/16B").unwrap().pattern(), Pattern::Connect);
+        assert_eq!(names.len(), 22 + 8 + 3 + 1);
         let l = find("latency/100k/16B").unwrap();
         assert_eq!(
-            (l.shape, l.rate, l.pattern(), l.column()),
-            (Shape::Stream, Some(100_000), Pattern::Latency, Column::Stream)
+            (l.shape, l.pace, l.pattern(), l.column()),
+            (Shape::Stream, Pace::Rate(100_000), Pattern::Latency, Column::Stream)
         );
         assert_eq!(
             [rate_label(1000), rate_label(2500), rate_label(3_000_000), rate_label(7)],
@@ -607,7 +496,13 @@ mod tests {
         assert_eq!(names, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
         assert_eq!(
             sized("stream-rtt/24B").unwrap(),
-            Case { name: "stream-rtt/24B".into(), shape: Shape::RoundTrip, size: 24, batch: 1, rate: None }
+            Case {
+                name: "stream-rtt/24B".into(),
+                shape: Shape::RoundTrip,
+                size: 24,
+                batch: 1,
+                pace: Pace::Free
+            }
         );
         assert_eq!(find("stream/4KiB").unwrap().size, 4096);
         assert_eq!(find("stream/16B").unwrap(), matrix()[0]);

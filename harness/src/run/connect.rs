@@ -1,0 +1,173 @@
+//! One trial of a connect case: a receiver that stays, and a fresh sender process per attempt,
+//! started when the receiver's endpoint for it is open. Each sender reports and exits before the
+//! next starts.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use super::INTERRUPTED;
+use super::children::{Children, Event, Proc};
+use super::trial::{Trial, TrialError, exits_cleanly};
+use crate::analysis;
+use crate::matrix::Role;
+use crate::results::{RoleReport, RunRecord};
+
+/// How long after a receiver began opening an endpoint that waits in its open for a sender (a
+/// socket's accept) the sender starts: by then its listening socket (or the like) exists.
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// Where the receiver is: the attempt whose endpoint it is opening, since when, and whether it
+/// said the endpoint is open.
+struct Receiving {
+    attempt: usize,
+    since: Instant,
+    ready: bool,
+}
+
+impl Trial<'_> {
+    pub(super) fn connect_in(&self, exe: &Path, trial_dir: &Path) -> Result<RunRecord, TrialError> {
+        let opts = self.ctx.opts;
+        let attempts = opts.connects as usize;
+        let (tx, events) = mpsc::channel();
+        let mut children = Children { procs: Vec::new() };
+        let mut args = self.child_args(Role::Receiver, 0, trial_dir);
+        args.connects = Some(attempts);
+        children
+            .procs
+            .push(Proc::start(exe, &args, 0, tx.clone(), opts.verbose).map_err(TrialError::Failed)?);
+        let mut receiving: Option<Receiving> = None;
+        let budget = opts.setup_timeout + Duration::from_secs(5);
+        for k in 0..attempts {
+            // Until the receiver's endpoint for sender k is open, or has been opening for SETTLE.
+            let deadline = Instant::now() + budget;
+            loop {
+                let until = match &receiving {
+                    Some(r) if r.attempt == k && r.ready => break,
+                    Some(r) if r.attempt == k => (r.since + SETTLE).min(deadline),
+                    _ => deadline,
+                };
+                match self.event_before(&events, until)? {
+                    Some(ev) => self.follow(ev, &mut children, &mut receiving)?,
+                    None if receiving.as_ref().is_some_and(|r| r.attempt == k) => break,
+                    None => {
+                        let p = &children.procs[0];
+                        return Err(TrialError::Failed(format!(
+                            "deadline passed ({budget:?}): {} did not begin opening its endpoint for sender {k}{}",
+                            p.label(),
+                            p.stderr_tail()
+                        )));
+                    }
+                }
+            }
+            let mut args = self.child_args(Role::Sender, 0, trial_dir);
+            args.attempt = Some(k);
+            let i = children.procs.len();
+            children
+                .procs
+                .push(Proc::start(exe, &args, i, tx.clone(), opts.verbose).map_err(TrialError::Failed)?);
+            // Until sender k has reported and ended.
+            let deadline = Instant::now() + budget;
+            loop {
+                match self.event_before(&events, deadline)? {
+                    // Its report comes before its output ends (one pipe, in order).
+                    Some(Event::End(j)) if j == i && children.procs[i].report.is_some() => break,
+                    Some(ev) => self.follow(ev, &mut children, &mut receiving)?,
+                    None => {
+                        let p = &children.procs[i];
+                        return Err(TrialError::Failed(format!(
+                            "deadline passed ({budget:?}): sender {k} did not report and end{}; {}{}",
+                            p.stderr_tail(),
+                            children.procs[0].label(),
+                            children.procs[0].stderr_tail()
+                        )));
+                    }
+                }
+            }
+            exits_cleanly(&mut children.procs[i])?;
+        }
+        drop(tx);
+        let deadline = Instant::now() + budget;
+        while children.procs[0].report.is_none() {
+            match self.event_before(&events, deadline)? {
+                Some(ev) => self.follow(ev, &mut children, &mut receiving)?,
+                None => {
+                    let p = &children.procs[0];
+                    return Err(TrialError::Failed(format!(
+                        "deadline passed ({budget:?}): {} did not report after the last sender{}",
+                        p.label(),
+                        p.stderr_tail()
+                    )));
+                }
+            }
+        }
+        exits_cleanly(&mut children.procs[0])?;
+        let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
+        analysis::run_record(self.case, roles, self.requests)
+            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))
+    }
+
+    /// One child's line or end, in a connect trial.
+    fn follow(
+        &self,
+        ev: Event,
+        children: &mut Children,
+        receiving: &mut Option<Receiving>,
+    ) -> Result<(), TrialError> {
+        match ev {
+            Event::Line(i, l) => {
+                if let Some(json) = l.strip_prefix("result ") {
+                    let report: RoleReport = serde_json::from_str(json).map_err(|e| {
+                        TrialError::Failed(format!(
+                            "{} reported unreadable figures ({e}): {json}",
+                            children.procs[i].label()
+                        ))
+                    })?;
+                    children.procs[i].report = Some(report);
+                    return Ok(());
+                }
+                let said = |word: &str| l.strip_prefix(word).and_then(|k| k.parse::<usize>().ok());
+                match (i, said("opening "), said("ready "), said("got ")) {
+                    (0, Some(attempt), _, _) => {
+                        *receiving = Some(Receiving { attempt, since: Instant::now(), ready: false })
+                    }
+                    (0, _, Some(attempt), _) if receiving.as_ref().is_some_and(|r| r.attempt == attempt) => {
+                        if let Some(r) = receiving.as_mut() {
+                            r.ready = true;
+                        }
+                    }
+                    // Sender k's message arrived: its input closes, and it ends.
+                    (0, _, _, Some(k)) if k + 1 < children.procs.len() => {
+                        children.procs[k + 1].stdin.take();
+                    }
+                    _ => return Err(self.protocol(children, i, &l)),
+                }
+                Ok(())
+            }
+            // A child's output ends as it exits, after its report; before it, that is a death.
+            Event::End(i) if children.procs[i].report.is_some() => Ok(()),
+            Event::End(i) => Err(self.died(children, i, "before reporting")),
+        }
+    }
+
+    /// The next child event before `until`, or None once it passes.
+    fn event_before(&self, events: &Receiver<Event>, until: Instant) -> Result<Option<Event>, TrialError> {
+        loop {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                return Err(TrialError::Interrupted);
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            match events.recv_timeout(left.min(Duration::from_millis(50))) {
+                Ok(ev) => return Ok(Some(ev)),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(TrialError::Failed("every child's output closed".to_string()));
+                }
+            }
+        }
+    }
+}
