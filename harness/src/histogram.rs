@@ -23,10 +23,15 @@ pub fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
 }
 
+/// An empty histogram that grows to whatever it is given (values, or other histograms, whose
+/// ranges may be wider than its own: a decoded one keeps only the range it needed).
+pub fn growing() -> Histogram<u64> {
+    Histogram::<u64>::new(SIGFIG).expect("valid precision")
+}
+
 /// The histogram of these buckets together (any number of reports' buckets).
 pub fn from_buckets<'a>(all: impl IntoIterator<Item = &'a [(u64, u64)]>) -> Histogram<u64> {
-    // Auto-resizing: it grows to the largest value, where `saturating_record_n` would clamp.
-    let mut h = Histogram::<u64>::new(SIGFIG).expect("valid precision");
+    let mut h = growing();
     for buckets in all {
         for &(value, count) in buckets {
             h.record_n(value, count).expect("an auto-resizing histogram takes any value");
@@ -141,6 +146,13 @@ mod tests {
         assert!(decode("not base64!").unwrap_err().to_string().contains("base64"));
         assert!(decode("AAAA").is_err());
         assert_eq!(Spectrum::of(&recording()), None);
+        // Decoded histograms of different ranges add up in a growing one.
+        let mut small = recording();
+        small.record(5).unwrap();
+        let mut all = growing();
+        all.add(decode(&encode(&small)).unwrap()).unwrap();
+        all.add(back).unwrap();
+        assert_eq!((all.len(), all.max() >= 5_000_000), (10_004, true));
     }
 
     #[test]

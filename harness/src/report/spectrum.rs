@@ -38,12 +38,9 @@ fn merged(r: &CaseResult) -> Result<Option<Histogram<u64>>> {
         let Some(text) = &run.histogram else { continue };
         let h = histogram::decode(text)
             .with_context(|| format!("{} for {}, run {} of its figure's mode", r.case, r.library, i + 1))?;
-        match &mut all {
-            Some(a) => {
-                a.add(&h).map_err(|e| anyhow!("{} for {}: adding run {}: {e:?}", r.case, r.library, i + 1))?
-            }
-            None => all = Some(h),
-        }
+        all.get_or_insert_with(histogram::growing)
+            .add(&h)
+            .map_err(|e| anyhow!("{} for {}: adding run {}: {e:?}", r.case, r.library, i + 1))?;
     }
     Ok(all)
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::INTERRUPTED;
 use super::children::{Children, Event, Proc};
-use super::trial::{Trial, TrialError, exits_cleanly};
+use super::trial::{Trial, TrialError, exits_cleanly, take_report};
 use crate::analysis;
 use crate::matrix::Role;
 use crate::results::{RoleReport, RunRecord};
@@ -118,14 +118,7 @@ impl Trial<'_> {
         match ev {
             Event::Line(i, l) => {
                 if let Some(json) = l.strip_prefix("result ") {
-                    let report: RoleReport = serde_json::from_str(json).map_err(|e| {
-                        TrialError::Failed(format!(
-                            "{} reported unreadable figures ({e}): {json}",
-                            children.procs[i].label()
-                        ))
-                    })?;
-                    children.procs[i].report = Some(report);
-                    return Ok(());
+                    return take_report(&mut children.procs[i], json);
                 }
                 let said = |word: &str| l.strip_prefix(word).and_then(|k| k.parse::<usize>().ok());
                 match (i, said("opening "), said("ready "), said("got ")) {

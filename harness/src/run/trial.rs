@@ -170,13 +170,7 @@ impl Trial<'_> {
                     let Some(json) = l.strip_prefix("result ") else {
                         return Err(self.protocol(&children, i, &l));
                     };
-                    let report: RoleReport = serde_json::from_str(json).map_err(|e| {
-                        TrialError::Failed(format!(
-                            "{} reported unreadable figures ({e}): {json}",
-                            children.procs[i].label()
-                        ))
-                    })?;
-                    children.procs[i].report = Some(report);
+                    take_report(&mut children.procs[i], json)?;
                     let senders_done =
                         children.procs.iter().all(|p| !p.role.is_driving() || p.report.is_some());
                     if children.procs[i].role.is_driving() && senders_done {
@@ -324,6 +318,15 @@ impl Trial<'_> {
             children.procs[i].label()
         ))
     }
+}
+
+/// A child's `result` line: its report, kept with it.
+pub(super) fn take_report(p: &mut Proc, json: &str) -> Result<(), TrialError> {
+    let report: RoleReport = serde_json::from_str(json).map_err(|e| {
+        TrialError::Failed(format!("{} reported unreadable figures ({e}): {json}", p.label()))
+    })?;
+    p.report = Some(report);
+    Ok(())
 }
 
 /// A child that reported: it should now exit, cleanly, within 5 s.
