@@ -91,10 +91,14 @@ pub fn main() -> ExitCode {
             };
             let versions: Vec<(String, String)> =
                 libs.iter().map(|l| (l.id.to_string(), l.version.clone())).collect();
+            let cases = matrix::matrix();
+            let mut sizes: Vec<usize> = cases.iter().map(|c| c.size).collect();
+            sizes.sort_unstable();
+            sizes.dedup();
             let checks = doctor::checks(
-                &Conditions::now(run::dir::live_others()),
+                &Conditions::now(run::dir::live_others(), &sizes),
                 &Machine::this(),
-                &matrix::matrix(),
+                &cases,
                 &versions,
             );
             println!("{}", doctor::render(&checks));

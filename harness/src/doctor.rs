@@ -2,6 +2,7 @@
 //! with what to do. `run` measures the same conditions at its start, records them in the results
 //! and warns when the machine is busy.
 
+use crate::floors::Floors;
 use crate::format::mib;
 use crate::machine::{BUSY, Conditions, Machine};
 use crate::matrix::Case;
@@ -123,6 +124,15 @@ pub fn checks(
         } else {
             "a woken core runs promptly".into()
         },
+    });
+    out.push(Check {
+        name: "floors",
+        value: c.floors.as_ref().map_or("not measured".into(), Floors::summary),
+        bends: false,
+        advice:
+            "what the machine allows two processes without any library: no figure of a receive mode can go \
+                 below its floor (docs/METHOD.md, \"Floors\")"
+                .into(),
     });
     let shm_low = c.dev_shm_free_bytes.is_some_and(|f| f < SHM_NEEDED);
     out.push(Check {

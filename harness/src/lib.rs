@@ -5,7 +5,7 @@
 //! `registry` (the libraries) → `run` (the driver: schedule, trials, child processes) → `role`
 //! (what each child process does, through its adapter) → `analysis` (reports → figures, medians,
 //! which figure counts) → `results` (the file) → `report` (tables, charts, CSV, HTML, and the
-//! terminal). `machine` and `doctor` describe the machine; `fault` the faults a run may inject
+//! terminal). `machine` and `doctor` describe the machine, `floors` what it allows two processes; `fault` the faults a run may inject
 //! on purpose; `format` turns numbers into text; `histogram` carries latency histograms between
 //! the stages.
 
@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod cli;
 pub mod doctor;
 pub mod fault;
+pub mod floors;
 pub mod format;
 pub mod histogram;
 pub mod machine;

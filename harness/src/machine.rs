@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::floors::Floors;
+
 /// What the machine is (the results' `machine`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Machine {
@@ -45,6 +47,9 @@ pub struct Conditions {
     /// Other ipcbench runs alive at the start (their driver's pid).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_runs: Vec<u32>,
+    /// What the machine itself allows two processes: the floors no figure can go below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floors: Option<Floors>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -62,8 +67,9 @@ fn number(path: &str) -> Option<u64> {
 }
 
 impl Conditions {
-    /// Measures them (about a fifth of a second); `other_runs` are the ipcbench runs alive now.
-    pub fn now(other_runs: Vec<u32>) -> Conditions {
+    /// Measures them (about half a second); `other_runs` are the ipcbench runs alive now, and
+    /// `sizes` the message sizes whose copy floor is measured.
+    pub fn now(other_runs: Vec<u32>, sizes: &[usize]) -> Conditions {
         let (dev_shm_bytes, dev_shm_free_bytes) = statvfs("/dev/shm");
         let mut rlimit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         // SAFETY: getrlimit writes the struct we pass.
@@ -85,6 +91,7 @@ impl Conditions {
             mq_queues_max: number("/proc/sys/fs/mqueue/queues_max"),
             mq_rlimit_bytes,
             other_runs,
+            floors: Some(Floors::measure(cores(), sizes)),
         }
     }
 }

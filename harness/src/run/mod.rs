@@ -51,7 +51,10 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         );
     }
-    let conditions = Conditions::now(dir::live_others());
+    let mut sizes: Vec<usize> = opts.cases.iter().map(|c| c.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let conditions = Conditions::now(dir::live_others(), &sizes);
     let run_dir = dir::RunDir::create()?;
     let machine = Machine::this();
     let cores = machine.cores;
