@@ -214,9 +214,12 @@ mod tests {
             "{f:?}"
         );
         if let Some(polling) = f.polling {
-            assert!(polling.round_trips > 100 && polling.p50_ns > 0.0, "{f:?}");
-            // A spinning answer never waits for a wake-up: it is the lower floor.
-            assert!(polling.p50_ns < waiting.p50_ns, "{f:?}");
+            // (Not compared with the waiting floor: the unit tests run side by side, and a spinning
+            // neighbour can share a core with either spinner.)
+            assert!(
+                polling.round_trips > 100 && polling.p50_ns > 0.0 && polling.p99_ns >= polling.p50_ns,
+                "{f:?}"
+            );
         }
         assert_eq!(f.copy.iter().map(|c| c.size).collect::<Vec<_>>(), [16, 1024]);
         assert!(f.copy.iter().all(|c| c.bytes_per_s > 1e6), "{f:?}");
