@@ -34,22 +34,21 @@ fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
     histogram::from_buckets(reports.iter().map(|r| r.latency.as_slice()))
 }
 
+/// The latency senders' own lateness together.
+fn lateness(reports: &[&RoleReport]) -> Histogram<u64> {
+    histogram::from_buckets(reports.iter().map(|r| r.lateness.as_slice()))
+}
+
 /// A trial's record: its figures, its histograms whole, and each role's report without its
 /// buckets (the histograms hold them).
 pub fn run_record(case: &Case, roles: Vec<RoleReport>, requests: Requests) -> Result<RunRecord, Broken> {
     let figures = figures(case, &roles, requests)?;
     let whole = |h: Histogram<u64>| (!h.is_empty()).then(|| histogram::encode(&h));
-    let timed: Vec<&RoleReport> = roles.iter().filter(|r| !r.latency.is_empty()).collect();
-    let senders: Vec<&RoleReport> = roles.iter().filter(|r| !r.lateness.is_empty()).collect();
-    let (histogram, lateness) = (whole(latency(&timed)), whole(latency_of_senders(&senders)));
+    let all: Vec<&RoleReport> = roles.iter().collect();
+    let (histogram, lateness) = (whole(latency(&all)), whole(lateness(&all)));
     let roles =
         roles.into_iter().map(|r| RoleReport { latency: Vec::new(), lateness: Vec::new(), ..r }).collect();
     Ok(RunRecord { figures, roles, histogram, lateness })
-}
-
-/// The latency senders' own lateness together.
-fn latency_of_senders(reports: &[&RoleReport]) -> Histogram<u64> {
-    histogram::from_buckets(reports.iter().map(|r| r.lateness.as_slice()))
 }
 
 /// A latency result's spectrum into its figures.
@@ -124,7 +123,7 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
             out.msgs_per_s = rate(slowest.received_measured);
             if matches!(case.pace, Pace::Rate(_)) {
                 spectrum(&latency(&receivers), &mut out);
-                let late = Spectrum::of(&latency_of_senders(&[sender]));
+                let late = Spectrum::of(&lateness(&[sender]));
                 out.late_p50_ns = late.map(|s| s.p50);
                 out.late_p99_ns = late.map(|s| s.p99);
                 let scheduled = sender.scheduled.unwrap_or(0);
@@ -245,24 +244,23 @@ fn middle(mut v: Vec<f64>) -> Option<f64> {
 
 /// The median of each figure over runs (each figure on its own).
 pub fn median(runs: &[Figures]) -> Option<Figures> {
-    let med = middle;
     Some(Figures {
-        msgs_per_s: med(runs.iter().map(|f| f.msgs_per_s).collect())?,
-        p50_ns: med(runs.iter().filter_map(|f| f.p50_ns).collect()),
-        p99_ns: med(runs.iter().filter_map(|f| f.p99_ns).collect()),
-        min_ns: med(runs.iter().filter_map(|f| f.min_ns).collect()),
-        p90_ns: med(runs.iter().filter_map(|f| f.p90_ns).collect()),
-        p999_ns: med(runs.iter().filter_map(|f| f.p999_ns).collect()),
-        p9999_ns: med(runs.iter().filter_map(|f| f.p9999_ns).collect()),
-        max_ns: med(runs.iter().filter_map(|f| f.max_ns).collect()),
-        behind_share: med(runs.iter().filter_map(|f| f.behind_share).collect()),
-        late_p50_ns: med(runs.iter().filter_map(|f| f.late_p50_ns).collect()),
-        late_p99_ns: med(runs.iter().filter_map(|f| f.late_p99_ns).collect()),
-        open_p50_ns: med(runs.iter().filter_map(|f| f.open_p50_ns).collect()),
-        lost_share: med(runs.iter().filter_map(|f| f.lost_share).collect()),
-        cores_busy: med(runs.iter().filter_map(|f| f.cores_busy).collect()),
-        cpu_ns_per_msg: med(runs.iter().filter_map(|f| f.cpu_ns_per_msg).collect()),
-        peak_rss_bytes: med(runs.iter().filter_map(|f| f.peak_rss_bytes).collect()),
+        msgs_per_s: middle(runs.iter().map(|f| f.msgs_per_s).collect())?,
+        p50_ns: middle(runs.iter().filter_map(|f| f.p50_ns).collect()),
+        p99_ns: middle(runs.iter().filter_map(|f| f.p99_ns).collect()),
+        min_ns: middle(runs.iter().filter_map(|f| f.min_ns).collect()),
+        p90_ns: middle(runs.iter().filter_map(|f| f.p90_ns).collect()),
+        p999_ns: middle(runs.iter().filter_map(|f| f.p999_ns).collect()),
+        p9999_ns: middle(runs.iter().filter_map(|f| f.p9999_ns).collect()),
+        max_ns: middle(runs.iter().filter_map(|f| f.max_ns).collect()),
+        behind_share: middle(runs.iter().filter_map(|f| f.behind_share).collect()),
+        late_p50_ns: middle(runs.iter().filter_map(|f| f.late_p50_ns).collect()),
+        late_p99_ns: middle(runs.iter().filter_map(|f| f.late_p99_ns).collect()),
+        open_p50_ns: middle(runs.iter().filter_map(|f| f.open_p50_ns).collect()),
+        lost_share: middle(runs.iter().filter_map(|f| f.lost_share).collect()),
+        cores_busy: middle(runs.iter().filter_map(|f| f.cores_busy).collect()),
+        cpu_ns_per_msg: middle(runs.iter().filter_map(|f| f.cpu_ns_per_msg).collect()),
+        peak_rss_bytes: middle(runs.iter().filter_map(|f| f.peak_rss_bytes).collect()),
     })
 }
 

@@ -92,9 +92,7 @@ pub fn main() -> ExitCode {
             let versions: Vec<(String, String)> =
                 libs.iter().map(|l| (l.id.to_string(), l.version.clone())).collect();
             let cases = matrix::matrix();
-            let mut sizes: Vec<usize> = cases.iter().map(|c| c.size).collect();
-            sizes.sort_unstable();
-            sizes.dedup();
+            let sizes = matrix::sizes_of(&cases);
             let checks = doctor::checks(
                 &Conditions::now(run::dir::live_others(), &sizes),
                 &Machine::this(),

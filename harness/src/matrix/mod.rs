@@ -192,12 +192,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         }
     }
     for entry in &file.latency {
-        check_sizes(&entry.sizes)?;
-        if let Some(small) = entry.sizes.iter().find(|&&s| s < TIMED_SMALLEST) {
-            bail!(
-                "latency size {small}: a timed message carries its due time, {TIMED_SMALLEST} bytes or more"
-            );
-        }
+        check_timed_sizes("latency", &entry.sizes)?;
         if entry.rates.is_empty() || entry.rates.iter().any(|&r| !(1..=RATE_MOST).contains(&r)) {
             bail!("a [[latency]] entry needs rates from 1 to {RATE_MOST} messages per second");
         }
@@ -209,12 +204,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         }
     }
     for entry in &file.connect {
-        check_sizes(&entry.sizes)?;
-        if let Some(small) = entry.sizes.iter().find(|&&s| s < TIMED_SMALLEST) {
-            bail!(
-                "connect size {small}: a timed message carries its instant, {TIMED_SMALLEST} bytes or more"
-            );
-        }
+        check_timed_sizes("connect", &entry.sizes)?;
         for &size in &entry.sizes {
             let name = format!("connect/{}", size_label(size));
             cases.push(Case { name, shape: Shape::Stream, size, batch: 1, pace: Pace::Connect });
@@ -223,8 +213,17 @@ fn parse(text: &str) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// The smallest message of a latency case: a header and the instant the message was due.
+/// The smallest message of a latency or connect case: a header and the instant it carries.
 pub const TIMED_SMALLEST: usize = 16;
+
+/// A latency or connect entry's sizes: each a size at all, and big enough for a timed message.
+fn check_timed_sizes(kind: &str, sizes: &[usize]) -> Result<()> {
+    check_sizes(sizes)?;
+    if let Some(small) = sizes.iter().find(|&&s| s < TIMED_SMALLEST) {
+        bail!("{kind} size {small}: a timed message carries an instant, {TIMED_SMALLEST} bytes or more");
+    }
+    Ok(())
+}
 
 /// The highest rate a latency case may ask for: one message a nanosecond is the clock's limit,
 /// long before any library's; ten million a second is far beyond every library here.
@@ -237,6 +236,14 @@ pub fn rate_label(rate: u64) -> String {
         r if r >= 1_000 && r.is_multiple_of(1_000) => format!("{}k", r / 1_000),
         r => r.to_string(),
     }
+}
+
+/// The message sizes of these cases, each once, smallest first.
+pub fn sizes_of(cases: &[Case]) -> Vec<usize> {
+    let mut sizes: Vec<usize> = cases.iter().map(|c| c.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
 }
 
 /// The largest message a case may ask for: the harness holds a few buffers of it per process.

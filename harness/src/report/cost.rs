@@ -6,7 +6,7 @@ use super::View;
 use super::model::{Cell, Table};
 use crate::analysis;
 use crate::format::{cores, nanos, rate};
-use crate::matrix::{self, Pattern};
+use crate::matrix::Pattern;
 use crate::results::{CaseResult, Figure, Figures, ModeResult, Status};
 
 /// What the cost table shows.
@@ -99,11 +99,10 @@ pub fn modes_table(view: &View) -> Table {
 pub fn cost_table(view: &View) -> Table {
     let header = std::iter::once("case".to_string()).chain(view.columns.iter().map(|c| view.column_label(c)));
     // A connect case has no window to cost: its senders are fresh processes, one at a time.
-    let connect = |case: &String| matrix::find(case).is_ok_and(|c| c.pattern() == Pattern::Connect);
     let rows = view
         .cases
         .iter()
-        .filter(|case| !connect(case))
+        .filter(|case| view.pattern(case) != Some(Pattern::Connect))
         .map(|case| {
             std::iter::once(Cell::Text(case.clone()))
                 .chain(view.columns.iter().map(|(lib, s)| {

@@ -167,6 +167,11 @@ impl<'a> View<'a> {
             .filter(move |c| c.pattern() == pattern && c.batch == 1)
     }
 
+    /// A case's pattern, as its results record it.
+    pub fn pattern(&self, case: &str) -> Option<Pattern> {
+        self.sources.iter().flat_map(|s| &s.doc.results).find(|r| r.case == case).map(|r| r.pattern)
+    }
+
     /// The results of a case on one machine: the row a result is ranked in.
     pub fn row(&self, case: &str, source: usize) -> Vec<&'a CaseResult> {
         self.sources[source].doc.results.iter().filter(|r| r.case == case).collect()

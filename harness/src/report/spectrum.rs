@@ -67,11 +67,7 @@ fn slug(text: &str) -> String {
 pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
     for case in &view.cases {
-        let Some(pattern) =
-            view.sources.iter().flat_map(|s| &s.doc.results).find(|r| &r.case == case).map(|r| r.pattern)
-        else {
-            continue;
-        };
+        let Some(pattern) = view.pattern(case) else { continue };
         if !timed(pattern) {
             continue;
         }

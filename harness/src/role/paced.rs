@@ -24,9 +24,15 @@ struct Schedule {
 }
 
 impl Schedule {
+    /// Per message: one 64-bit multiply and divide (a 128-bit divide is a library call), wide
+    /// only past 18 billion messages.
     #[inline(always)]
     fn due(&self, seq: u64) -> u64 {
-        self.start + (u128::from(seq) * 1_000_000_000 / u128::from(self.rate)) as u64
+        let since = match seq.checked_mul(1_000_000_000) {
+            Some(ns) => ns / self.rate,
+            None => (u128::from(seq) * 1_000_000_000 / u128::from(self.rate)) as u64,
+        };
+        self.start + since
     }
 
     /// The first message due at or after `instant`.
@@ -177,6 +183,9 @@ mod tests {
         );
         let fast = Schedule { start: 0, rate: 1_000_000 };
         assert_eq!(fast.due(1_000_000_000), 1_000_000_000_000);
+        // Past the 64-bit product, the wide one gives the same schedule.
+        let slow = Schedule { start: 0, rate: 7 };
+        assert_eq!(slow.due(20_000_000_000), (20_000_000_000u128 * 1_000_000_000 / 7) as u64);
         for instant in [0, 1_000, 1_001, 333_334_333, 333_334_334, 1_000_001_000] {
             let first = s.first_due_at(instant);
             assert!(s.due(first) >= instant && (first == 0 || s.due(first - 1) < instant), "{instant}");

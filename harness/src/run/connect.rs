@@ -3,13 +3,11 @@
 //! next starts.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::INTERRUPTED;
 use super::children::{Children, Event, Proc};
-use super::trial::{Trial, TrialError, exits_cleanly, take_report};
+use super::trial::{Trial, TrialError, event_before, exits_cleanly, take_report};
 use crate::analysis;
 use crate::matrix::Role;
 use crate::results::{RoleReport, RunRecord};
@@ -48,16 +46,12 @@ impl Trial<'_> {
                     Some(r) if r.attempt == k => (r.since + SETTLE).min(deadline),
                     _ => deadline,
                 };
-                match self.event_before(&events, until)? {
+                match event_before(&events, until)? {
                     Some(ev) => self.follow(ev, &mut children, &mut receiving)?,
                     None if receiving.as_ref().is_some_and(|r| r.attempt == k) => break,
                     None => {
-                        let p = &children.procs[0];
-                        return Err(TrialError::Failed(format!(
-                            "deadline passed ({budget:?}): {} did not begin opening its endpoint for sender {k}{}",
-                            p.label(),
-                            p.stderr_tail()
-                        )));
+                        let what = format!("the receiver to open its endpoint for sender {k}");
+                        return Err(late(budget, &what, &[&children.procs[0]]));
                     }
                 }
             }
@@ -70,18 +64,13 @@ impl Trial<'_> {
             // Until sender k has reported and ended.
             let deadline = Instant::now() + budget;
             loop {
-                match self.event_before(&events, deadline)? {
+                match event_before(&events, deadline)? {
                     // Its report comes before its output ends (one pipe, in order).
                     Some(Event::End(j)) if j == i && children.procs[i].report.is_some() => break,
                     Some(ev) => self.follow(ev, &mut children, &mut receiving)?,
                     None => {
-                        let p = &children.procs[i];
-                        return Err(TrialError::Failed(format!(
-                            "deadline passed ({budget:?}): sender {k} did not report and end{}; {}{}",
-                            p.stderr_tail(),
-                            children.procs[0].label(),
-                            children.procs[0].stderr_tail()
-                        )));
+                        let what = format!("sender {k} to report and end");
+                        return Err(late(budget, &what, &[&children.procs[i], &children.procs[0]]));
                     }
                 }
             }
@@ -90,15 +79,11 @@ impl Trial<'_> {
         drop(tx);
         let deadline = Instant::now() + budget;
         while children.procs[0].report.is_none() {
-            match self.event_before(&events, deadline)? {
+            match event_before(&events, deadline)? {
                 Some(ev) => self.follow(ev, &mut children, &mut receiving)?,
                 None => {
-                    let p = &children.procs[0];
-                    return Err(TrialError::Failed(format!(
-                        "deadline passed ({budget:?}): {} did not report after the last sender{}",
-                        p.label(),
-                        p.stderr_tail()
-                    )));
+                    let what = "the receiver's report after the last sender";
+                    return Err(late(budget, what, &[&children.procs[0]]));
                 }
             }
         }
@@ -143,24 +128,11 @@ impl Trial<'_> {
             Event::End(i) => Err(self.died(children, i, "before reporting")),
         }
     }
+}
 
-    /// The next child event before `until`, or None once it passes.
-    fn event_before(&self, events: &Receiver<Event>, until: Instant) -> Result<Option<Event>, TrialError> {
-        loop {
-            if INTERRUPTED.load(Ordering::SeqCst) {
-                return Err(TrialError::Interrupted);
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(None);
-            }
-            match events.recv_timeout(left.min(Duration::from_millis(50))) {
-                Ok(ev) => return Ok(Some(ev)),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(TrialError::Failed("every child's output closed".to_string()));
-                }
-            }
-        }
-    }
+/// A deadline passed while waiting for `what`: the reason, with what the processes awaited
+/// wrote to their standard error.
+fn late(budget: Duration, what: &str, awaited: &[&Proc]) -> TrialError {
+    let tails: Vec<String> = awaited.iter().map(|p| format!("{}{}", p.label(), p.stderr_tail())).collect();
+    TrialError::Failed(format!("deadline passed ({budget:?}) waiting for {what}: {}", tails.join("; ")))
 }

@@ -23,7 +23,7 @@ use ipcbench_api::LibraryInfo;
 
 use crate::analysis;
 use crate::machine::{BUSY, Conditions, Machine};
-use crate::matrix::Case;
+use crate::matrix::{self, Case};
 use crate::options::{Options, Resume};
 use crate::report::{Source, terminal};
 use crate::results::{self, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
@@ -51,10 +51,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         );
     }
-    let mut sizes: Vec<usize> = opts.cases.iter().map(|c| c.size).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let conditions = Conditions::now(dir::live_others(), &sizes);
+    let conditions = Conditions::now(dir::live_others(), &matrix::sizes_of(&opts.cases));
     let run_dir = dir::RunDir::create()?;
     let machine = Machine::this();
     let cores = machine.cores;

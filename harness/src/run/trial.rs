@@ -226,9 +226,6 @@ impl Trial<'_> {
         armed: &mut Option<Armed>,
     ) -> Result<Event, TrialError> {
         loop {
-            if INTERRUPTED.load(Ordering::SeqCst) {
-                return Err(TrialError::Interrupted);
-            }
             if let Some(a) = armed.take_if(|a| a.at <= Instant::now()) {
                 self.inject(children, a.child, a.signal, a.when);
                 *armed = a.resume_after.map(|d| Armed {
@@ -238,40 +235,35 @@ impl Trial<'_> {
                     ..a
                 });
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                let (doing, budget) = match stage {
-                    Stage::SettingUp => ("setting up", "the set-up timeout and 5 s".to_string()),
-                    Stage::Running => (
-                        "running",
-                        format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.grace),
-                    ),
-                };
-                let waiting: Vec<String> = children
-                    .procs
-                    .iter()
-                    .filter(|p| match stage {
-                        Stage::SettingUp => !p.ready,
-                        Stage::Running => p.report.is_none(),
-                    })
-                    .map(|p| {
-                        let stopped = if p.stopped() { " (stopped: SIGSTOP or a debugger)" } else { "" };
-                        format!("{}{stopped}{}", p.label(), p.stderr_tail())
-                    })
-                    .collect();
-                return Err(TrialError::Failed(format!(
-                    "deadline passed while {doing} ({budget}): still waiting for {}",
-                    waiting.join("; ")
-                )));
+            let until = armed.as_ref().map_or(deadline, |a| a.at.min(deadline));
+            if let Some(ev) = event_before(events, until)? {
+                return Ok(ev);
             }
-            let wake = armed.as_ref().map_or(left, |a| a.at.saturating_duration_since(Instant::now()));
-            match events.recv_timeout(left.min(wake).min(Duration::from_millis(50))) {
-                Ok(ev) => return Ok(ev),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(TrialError::Failed("every child's output closed".to_string()));
+            if Instant::now() < deadline {
+                continue;
+            }
+            let (doing, budget) = match stage {
+                Stage::SettingUp => ("setting up", "the set-up timeout and 5 s".to_string()),
+                Stage::Running => {
+                    ("running", format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.grace))
                 }
-            }
+            };
+            let waiting: Vec<String> = children
+                .procs
+                .iter()
+                .filter(|p| match stage {
+                    Stage::SettingUp => !p.ready,
+                    Stage::Running => p.report.is_none(),
+                })
+                .map(|p| {
+                    let stopped = if p.stopped() { " (stopped: SIGSTOP or a debugger)" } else { "" };
+                    format!("{}{stopped}{}", p.label(), p.stderr_tail())
+                })
+                .collect();
+            return Err(TrialError::Failed(format!(
+                "deadline passed while {doing} ({budget}): still waiting for {}",
+                waiting.join("; ")
+            )));
         }
     }
 
@@ -317,6 +309,27 @@ impl Trial<'_> {
             "{} said {line:?}, which the driver did not expect",
             children.procs[i].label()
         ))
+    }
+}
+
+/// The next line or end from any child before `until`, or None once it passes; an interrupt
+/// ends the wait.
+pub(super) fn event_before(events: &Receiver<Event>, until: Instant) -> Result<Option<Event>, TrialError> {
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(TrialError::Interrupted);
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        match events.recv_timeout(left.min(Duration::from_millis(50))) {
+            Ok(ev) => return Ok(Some(ev)),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(TrialError::Failed("every child's output closed".to_string()));
+            }
+        }
     }
 }
 
