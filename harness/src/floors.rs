@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use ipcbench_api::RecvMode;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{bytes, nanos};
@@ -53,6 +54,44 @@ impl Floors {
             polling: (cores >= 2).then(|| bounce(Way::Spin, POLLING_TRIPS)).flatten(),
             waiting: bounce(Way::Futex, WAITING_TRIPS),
             copy: sizes.iter().map(|&size| CopyFloor { size, bytes_per_s: copy_bandwidth(size) }).collect(),
+        }
+    }
+
+    /// The round-trip floor a receive mode's figures are held against.
+    pub fn of(&self, mode: RecvMode) -> Option<RoundTrip> {
+        match mode {
+            RecvMode::Polling => self.polling,
+            RecvMode::Waiting => self.waiting,
+        }
+    }
+
+    /// The copy floor as a rate of messages of `size` (bytes per second over the size), where
+    /// the run measured that size.
+    pub fn copy_rate(&self, size: usize) -> Option<f64> {
+        let c = self.copy.iter().find(|c| c.size == size && size > 0)?;
+        Some(c.bytes_per_s / size as f64)
+    }
+
+    /// The lower of two measurements of each floor (the run's start and end): a figure is held
+    /// against the least the machine allowed during the run.
+    pub fn lower(&self, other: &Floors) -> Floors {
+        let trip = |a: Option<RoundTrip>, b: Option<RoundTrip>| match (a, b) {
+            (Some(a), Some(b)) => Some(if b.p50_ns < a.p50_ns { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        let copy = self
+            .copy
+            .iter()
+            .map(|c| {
+                let theirs = other.copy.iter().find(|o| o.size == c.size);
+                // The higher bandwidth is the lower floor of time per message.
+                theirs.filter(|o| o.bytes_per_s > c.bytes_per_s).copied().unwrap_or(*c)
+            })
+            .collect();
+        Floors {
+            polling: trip(self.polling, other.polling),
+            waiting: trip(self.waiting, other.waiting),
+            copy,
         }
     }
 
@@ -204,6 +243,25 @@ fn copy_bandwidth(size: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each floor of two measurements is the lower: the shorter round trip, the higher copy
+    /// bandwidth; a floor only one of them has is kept.
+    #[test]
+    fn two_measurements_keep_the_lower_floor() {
+        let trip = |p50_ns| Some(RoundTrip { p50_ns, p99_ns: p50_ns, round_trips: 1 });
+        let copy = |size, bytes_per_s| CopyFloor { size, bytes_per_s };
+        let start = Floors {
+            polling: trip(400.0),
+            waiting: trip(1500.0),
+            copy: vec![copy(16, 8e9), copy(1024, 1e11)],
+        };
+        let end =
+            Floors { polling: trip(100.0), waiting: None, copy: vec![copy(16, 5e9), copy(1024, 1.2e11)] };
+        let low = start.lower(&end);
+        assert_eq!(low.polling.unwrap().p50_ns, 100.0);
+        assert_eq!(low.waiting.unwrap().p50_ns, 1500.0);
+        assert_eq!(low.copy, vec![copy(16, 8e9), copy(1024, 1.2e11)]);
+    }
 
     #[test]
     fn the_floors_are_measured_and_ordered() {

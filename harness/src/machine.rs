@@ -50,6 +50,10 @@ pub struct Conditions {
     /// What the machine itself allows two processes: the floors no figure can go below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floors: Option<Floors>,
+    /// The floors measured again when the run ended (a run that was interrupted has none): a
+    /// VM's host can move its cores closer or further apart during a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floors_after: Option<Floors>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -92,6 +96,7 @@ impl Conditions {
             mq_rlimit_bytes,
             other_runs,
             floors: Some(Floors::measure(cores(), sizes)),
+            floors_after: None,
         }
     }
 }

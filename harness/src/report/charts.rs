@@ -1,7 +1,9 @@
 //! A chart per pattern, SVG and PNG (plotters): every library's bars side by side per case, on
 //! a log axis when the values span more than 30 times; a lossy broadcast's share lost and a
-//! service's p50 round trip in a panel of their own under the rates. Then the receive modes
-//! side by side per library, and (`scatter`) each library's rate against its CPU per message.
+//! service's p50 round trip in a panel of their own under the rates; the machine's floors
+//! (`floor`) as lines across the round-trip, latency and call panels and as a dash over each
+//! stream case (its copy floor). Then the receive modes side by side per library, and
+//! (`scatter`) each library's rate against its CPU per message.
 
 use std::path::Path;
 use std::sync::Once;
@@ -12,7 +14,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::View;
-use super::cost;
+use super::{cost, floor};
 use crate::analysis;
 use crate::matrix::Pattern;
 use crate::results::{CaseResult, Figure, Figures, Status};
@@ -42,12 +44,25 @@ pub enum Section {
     Spectra,
 }
 
-/// One panel: a value per (case, series).
+/// One panel: a value per (case, series), and the machine's floors drawn over the bars.
 struct Panel {
     unit: &'static str,
     /// values[case][series]
     values: Vec<Vec<Option<f64>>>,
+    /// Round-trip floors: a line across the panel each.
+    floors: Vec<floor::Line>,
+    /// The copy floor of each case (a stream's messages per second): a dash across its slot.
+    copy: Vec<Option<f64>>,
 }
+
+impl Panel {
+    fn new(unit: &'static str, values: Vec<Vec<Option<f64>>>) -> Panel {
+        Panel { unit, values, floors: Vec::new(), copy: Vec::new() }
+    }
+}
+
+/// The copy floor's dash.
+const COPY: RGBColor = RGBColor(0, 0, 0);
 
 struct Spec {
     title: String,
@@ -56,6 +71,8 @@ struct Spec {
     /// Each series' colour: its library's place in the report, the same in every chart.
     colors: Vec<RGBColor>,
     panels: Vec<Panel>,
+    /// Legend entries beyond the series: the floors' lines.
+    extra: Vec<(String, RGBColor)>,
 }
 
 /// The modes chart's two series.
@@ -152,26 +169,47 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
     // The figure that ranks the family is the one its first panel draws.
     match family.map(analysis::counted) {
         Some(Figure::P50Ns) if family == Some(Pattern::Latency) => {
-            panels.push(Panel { unit: "p50 one way (µs)", values: table(&p50) });
+            panels.push(Panel::new("p50 one way (µs)", table(&p50)));
             let p9999 = |r: &CaseResult| r.median.and_then(|f| f.p9999_ns).map(|ns| ns / 1e3);
-            panels.push(Panel { unit: "p99.99 one way (µs)", values: table(&p9999) });
+            panels.push(Panel::new("p99.99 one way (µs)", table(&p9999)));
         }
         Some(Figure::P50Ns) if family == Some(Pattern::Connect) => {
-            panels.push(Panel { unit: "p50 set-up (µs)", values: table(&p50) });
+            panels.push(Panel::new("p50 set-up (µs)", table(&p50)));
             let max = |r: &CaseResult| r.median.and_then(|f| f.max_ns).map(|ns| ns / 1e3);
-            panels.push(Panel { unit: "greatest set-up (µs)", values: table(&max) });
+            panels.push(Panel::new("greatest set-up (µs)", table(&max)));
         }
-        Some(Figure::P50Ns) => panels.push(Panel { unit: "p50 round trip (µs)", values: table(&p50) }),
-        _ => panels.push(Panel { unit: "M msg/s", values: table(&rate) }),
+        Some(Figure::P50Ns) => panels.push(Panel::new("p50 round trip (µs)", table(&p50))),
+        _ => panels.push(Panel::new("M msg/s", table(&rate))),
     }
     if family == Some(Pattern::Broadcast) {
         let l = table(&lost);
         if l.iter().flatten().any(Option::is_some) {
-            panels.push(Panel { unit: "lossy: share lost (%)", values: l });
+            panels.push(Panel::new("lossy: share lost (%)", l));
         }
     }
     if family == Some(Pattern::Service) {
-        panels.push(Panel { unit: "p50 call (µs)", values: table(&p50) });
+        panels.push(Panel::new("p50 call (µs)", table(&p50)));
+    }
+    // The machine's floors: round-trip floors across the first panel of round trips and
+    // latency (a service's on its call panel), the copy floor over each stream case.
+    let mut extra = Vec::new();
+    match family {
+        Some(p @ (Pattern::StreamRtt | Pattern::Latency | Pattern::Service)) => {
+            let lines = floor::lines(view, p);
+            extra.extend(lines.iter().map(|l| (l.label.clone(), mode_color(l.mode))));
+            let at = if p == Pattern::Service { panels.len() - 1 } else { 0 };
+            panels[at].floors = lines;
+        }
+        Some(Pattern::Stream) => {
+            let sizes: Vec<usize> =
+                cases.iter().map(|c| crate::matrix::find(c).map_or(0, |c| c.size)).collect();
+            let copy = floor::copy_rates(view, &sizes);
+            if copy.iter().any(Option::is_some) {
+                extra.push(("copy floor (memory copy bandwidth / size)".to_string(), COPY));
+                panels[0].copy = copy;
+            }
+        }
+        _ => {}
     }
     let prefix = format!("{}/", family_name(family));
     let short =
@@ -190,7 +228,16 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
             })
             .collect(),
         panels,
+        extra,
     })
+}
+
+/// A receive mode's colour, the same in the modes chart and the floors' lines.
+fn mode_color(mode: RecvMode) -> RGBColor {
+    match mode {
+        RecvMode::Waiting => WAITING,
+        RecvMode::Polling => POLLING,
+    }
 }
 
 /// Each library of the modes table (the smallest stream and round trip) as a group of two bars,
@@ -203,20 +250,22 @@ fn modes_spec(view: &View) -> Option<Spec> {
     if columns.is_empty() {
         return None;
     }
-    let panel = |case: &str, unit: &'static str, f: fn(&Figures) -> Option<f64>| Panel {
-        unit,
-        values: columns
-            .iter()
-            .map(|(lib, s)| {
-                RecvMode::ALL
-                    .iter()
-                    .map(|&mode| {
-                        let m = ok(case, lib, *s)?.modes.iter().find(|m| m.mode == mode)?;
-                        f(m.median.as_ref()?)
-                    })
-                    .collect()
-            })
-            .collect(),
+    let panel = |case: &str, unit: &'static str, f: fn(&Figures) -> Option<f64>| {
+        Panel::new(
+            unit,
+            columns
+                .iter()
+                .map(|(lib, s)| {
+                    RecvMode::ALL
+                        .iter()
+                        .map(|&mode| {
+                            let m = ok(case, lib, *s)?.modes.iter().find(|m| m.mode == mode)?;
+                            f(m.median.as_ref()?)
+                        })
+                        .collect()
+                })
+                .collect(),
+        )
     };
     let panels = cases
         .iter()
@@ -230,8 +279,9 @@ fn modes_spec(view: &View) -> Option<Spec> {
         title: format!("Waiting against polling: {}", names.join(" and ")),
         cases: columns.iter().map(|c| view.column_label(c)).collect(),
         series: RecvMode::ALL.iter().map(|m| m.to_string()).collect(),
-        colors: vec![WAITING, POLLING],
+        colors: RecvMode::ALL.iter().map(|&m| mode_color(m)).collect(),
         panels,
+        extra: Vec::new(),
     })
 }
 
@@ -273,10 +323,16 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
 const PANEL_H: u32 = 380;
 const LEGEND_ROW: u32 = 22;
 
+/// The legend's entries: the series, then the floors.
+fn legend_items(spec: &Spec) -> Vec<(&str, RGBColor)> {
+    let series = spec.series.iter().map(String::as_str).zip(spec.colors.iter().copied());
+    series.chain(spec.extra.iter().map(|(l, c)| (l.as_str(), *c))).collect()
+}
+
 fn legend_rows(spec: &Spec, width: u32) -> Vec<Vec<usize>> {
     let mut rows = vec![Vec::new()];
     let mut x = 0;
-    for (i, s) in spec.series.iter().enumerate() {
+    for (i, (s, _)) in legend_items(spec).iter().enumerate() {
         let w = item_width(s);
         if x + w > width.saturating_sub(40) && !rows.last().unwrap().is_empty() {
             rows.push(Vec::new());
@@ -310,20 +366,29 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawRe
     let legend_h = 50 + LEGEND_ROW * rows.len() as u32;
     let (top, mut rest) = root.split_vertically(legend_h);
     top.draw(&Text::new(spec.title.clone(), (20, 12), (SANS, 22).into_font()))?;
+    let items = legend_items(spec);
     for (r, row) in rows.iter().enumerate() {
         let mut x = 20;
         for &i in row {
+            let (label, color) = items[i];
             let y = 46 + r as i32 * LEGEND_ROW as i32;
-            top.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], spec.colors[i].filled()))?;
-            top.draw(&Text::new(spec.series[i].clone(), (x + 20, y), (SANS, 15).into_font()))?;
-            x += item_width(&spec.series[i]) as i32;
+            if i < spec.series.len() {
+                top.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], color.filled()))?;
+            } else {
+                // A floor: a line, as the panel draws it.
+                top.draw(&Rectangle::new([(x, y + 6), (x + 14, y + 8)], color.filled()))?;
+            }
+            top.draw(&Text::new(label.to_string(), (x + 20, y), (SANS, 15).into_font()))?;
+            x += item_width(label) as i32;
         }
     }
     for panel in &spec.panels {
         let (area, below) = rest.split_vertically(PANEL_H);
         rest = below;
+        // The floors count in the axis's range, so that their lines are on it.
+        let floors = panel.floors.iter().map(|l| Some(l.value)).chain(panel.copy.iter().copied());
         let values: Vec<f64> =
-            panel.values.iter().flatten().flatten().copied().filter(|v| *v > 0.0).collect();
+            panel.values.iter().flatten().copied().chain(floors).flatten().filter(|v| *v > 0.0).collect();
         let lo = values.iter().copied().fold(f64::MAX, f64::min);
         let hi = values.iter().copied().fold(0.0, f64::max).max(1e-9);
         if !values.is_empty() && hi / lo > 30.0 {
@@ -383,6 +448,15 @@ where
             let top = chart.backend_coord(&(SegmentValue::Exact(i), v)).1;
             root.draw(&Rectangle::new([(x, top), (x + width - 1, left.1)], spec.colors[j].filled()))?;
         }
+        if let Some(v) = panel.copy.get(i).copied().flatten() {
+            let y = chart.backend_coord(&(SegmentValue::Exact(i), v)).1;
+            root.draw(&Rectangle::new([(left.0 + 2, y - 1), (right.0 - 2, y + 1)], COPY.filled()))?;
+        }
+    }
+    for line in &panel.floors {
+        let from = chart.backend_coord(&(SegmentValue::Exact(0), line.value));
+        let to = chart.backend_coord(&(SegmentValue::Exact(n), line.value));
+        root.draw(&Rectangle::new([(from.0, from.1 - 1), (to.0, from.1)], mode_color(line.mode).filled()))?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The medians as CSV (`medians.csv`): every result of every file, one line each (RFC 4180):
-//! the better mode's figures and cost, then each receive mode's rate and p50.
+//! the better mode's figures, cost and multiple of its floor, then each receive mode's rate and p50.
 
-use super::View;
+use super::{View, floor};
 use crate::results::CaseResult;
 use ipcbench_api::RecvMode;
 
@@ -18,15 +18,16 @@ pub fn csv(view: &View) -> String {
     };
     let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let mut out = String::from(
-        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,open_p50_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
+        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,open_p50_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,floor_multiple,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
     );
-    for s in view.sources {
+    for (i, s) in view.sources.iter().enumerate() {
+        let floors = floor::floors(view, i);
         for r in &s.doc.results {
             let f = r.median;
             let [waiting_rate, waiting_p50] = mode_figures(r, RecvMode::Waiting);
             let [polling_rate, polling_p50] = mode_figures(r, RecvMode::Polling);
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&s.label),
                 q(&r.case),
                 r.pattern.as_str(),
@@ -51,6 +52,7 @@ pub fn csv(view: &View) -> String {
                 num(f.and_then(|f| f.cores_busy)),
                 num(f.and_then(|f| f.cpu_ns_per_msg)),
                 num(f.and_then(|f| f.peak_rss_bytes)),
+                num(floors.as_ref().and_then(|fl| floor::multiple(fl, r)).map(|(x, _)| x)),
                 num(waiting_rate),
                 num(waiting_p50),
                 num(polling_rate),

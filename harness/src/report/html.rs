@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use super::View;
 use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{cost, spectrum, summary, tables};
+use super::{cost, floor, spectrum, summary, tables};
 use crate::analysis::Rank;
 
 fn esc(text: &str) -> String {
@@ -105,6 +105,18 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
     if charts.iter().any(|c| c.section == Section::Spectra) {
         out.push_str(&format!("<h2>Latency spectra</h2><p class=\"note\">{}</p>", esc(spectrum::SPECTRA)));
         out.push_str(&inline(view, charts, Section::Spectra)?);
+    }
+    out.push_str(&format!(
+        "<h2>Against the machine's floors</h2><p class=\"note\">{}</p>",
+        esc(floor::FLOORS)
+    ));
+    for line in floor::drift(view) {
+        out.push_str(&format!("<p class=\"note\">{}</p>", esc(&line)));
+    }
+    if floor::recorded(view) {
+        out.push_str(&table(&floor::table(view), None));
+    } else {
+        out.push_str(&format!("<p class=\"note\">{}</p>", esc(floor::NO_FLOORS)));
     }
     out.push_str(&format!("<h2>Waiting against polling</h2><p class=\"note\">{}</p>", esc(cost::MODES)));
     out.push_str(&table(&cost::modes_table(view), None));

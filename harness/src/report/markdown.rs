@@ -3,7 +3,7 @@
 use super::View;
 use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{cost, spectrum, summary, tables};
+use super::{cost, floor, spectrum, summary, tables};
 use crate::analysis::Rank;
 
 /// Markdown-safe: a `|` inside a cell would split it.
@@ -95,6 +95,16 @@ pub fn page(view: &View, charts: &[Chart]) -> String {
     let spectra = pictures(Section::Spectra);
     if !spectra.is_empty() {
         out.push_str(&format!("## Latency spectra\n\n{}\n\n{spectra}", spectrum::SPECTRA));
+    }
+    out.push_str(&format!("## Against the machine's floors\n\n{}\n\n", floor::FLOORS));
+    for line in floor::drift(view) {
+        out.push_str(&format!("{line}\n\n"));
+    }
+    if floor::recorded(view) {
+        out.push_str(&render(&floor::table(view)));
+        out.push('\n');
+    } else {
+        out.push_str(&format!("{}\n\n", floor::NO_FLOORS));
     }
     out.push_str(&format!("## Waiting against polling\n\n{}\n\n", cost::MODES));
     out.push_str(&render(&cost::modes_table(view)));

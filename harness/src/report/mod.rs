@@ -5,13 +5,15 @@
 //! Several files (from several machines) merge into one report, a column per machine.
 //!
 //! `model` builds every table once, as structured cells; `terminal`, `markdown` and `html`
-//! render them; `tables` builds the buffers and machines tables, `summary` the head-to-head
-//! sentences, `charts` the charts, `csv` the medians file. The terminal's own lines (progress,
-//! the closing table, `ipcbench list`) are rendered by `terminal` from the same model.
+//! render them; `tables` builds the buffers and machines tables, `floor` each latency figure's
+//! multiple of its machine's floor, `summary` the head-to-head sentences, `charts` the charts,
+//! `csv` the medians file. The terminal's own lines (progress, the closing table, `ipcbench
+//! list`) are rendered by `terminal` from the same model.
 
 mod charts;
 mod cost;
 mod csv;
+mod floor;
 mod html;
 mod markdown;
 pub mod model;

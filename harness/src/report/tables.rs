@@ -5,7 +5,6 @@ use ipcbench_api::Shape;
 
 use super::View;
 use super::model::{Cell, Table, figure_text};
-use crate::floors::Floors;
 use crate::format::{bytes, nanos};
 use crate::matrix::Pattern;
 use crate::results::{BufferRecord, CaseResult, Status};
@@ -100,10 +99,15 @@ pub fn machine_table(view: &View) -> Table {
                     .as_ref()
                     .and_then(|c| c.wake_up_us)
                     .map_or("not recorded".into(), |w| format!("{:.1} µs (median)", w.median_us)),
-                d.conditions
-                    .as_ref()
-                    .and_then(|c| c.floors.as_ref())
-                    .map_or("not recorded".into(), Floors::summary),
+                d.conditions.as_ref().and_then(|c| c.floors.as_ref()).map_or(
+                    "not recorded".into(),
+                    |start| match d.conditions.as_ref().and_then(|c| c.floors_after.as_ref()) {
+                        Some(end) => {
+                            format!("at the start: {}; at the end: {}", start.summary(), end.summary())
+                        }
+                        None => start.summary(),
+                    },
+                ),
                 d.conditions.as_ref().map_or("not recorded".into(), |c| format!("{:.2} cores", c.busy_cores)),
                 format!(
                     "{} of {} s after {} s of warm-up",

@@ -22,6 +22,7 @@ use anyhow::{Context, Result};
 use ipcbench_api::LibraryInfo;
 
 use crate::analysis;
+use crate::floors::Floors;
 use crate::machine::{BUSY, Conditions, Machine};
 use crate::matrix::{self, Case};
 use crate::options::{Options, Resume};
@@ -185,6 +186,9 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         }
     }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    if !interrupted && let Some(c) = doc.conditions.as_mut() {
+        c.floors_after = Some(Floors::measure(cores, &matrix::sizes_of(&opts.cases)));
+    }
     doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
     doc.finished = Some(now());
     results::write_atomically(&doc, &path)?;

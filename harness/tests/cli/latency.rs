@@ -113,6 +113,7 @@ fn latency_cases_run_and_report_their_spectra() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("latency/1k/16B uds: p50 ") && stderr.contains(" p99.99 "), "{stderr}");
     let report = the_json_path(&t.out).with_extension("");
+    every_latency_is_held_against_its_floor(&doc, &report);
     for case in ["latency-1k-16B", "latency-100k-16B", "latency-1M-16B"] {
         assert!(report.join(format!("charts/spectrum-{case}.svg")).is_file(), "{case}");
         for lib in ["fastipc", "uds", "aeron"] {
@@ -121,6 +122,42 @@ fn latency_cases_run_and_report_their_spectra() {
         }
     }
     t.nothing_left(pid);
+}
+
+/// The run's floors, at its start and its end, are in its conditions; the CSV's `floor_multiple`
+/// of each result is its p50 over half the lower of its counted mode's two round-trip floors (one
+/// way); the report's floors table has a multiple in each cell, and the latency chart draws both
+/// floors.
+fn every_latency_is_held_against_its_floor(doc: &Value, report: &std::path::Path) {
+    let (start, end) = (&doc["conditions"]["floors"], &doc["conditions"]["floors_after"]);
+    let csv = std::fs::read_to_string(report.join("medians.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (case_at, lib_at, multiple_at) = (at("case"), at("library"), at("floor_multiple"));
+    // The machine's label is the one quoted field (it has commas): count fields after it.
+    let fields = |line: &str| -> Vec<String> {
+        let rest = line.rsplit_once("\",").map_or(line, |(_, r)| r);
+        std::iter::once(String::new()).chain(rest.split(',').map(String::from)).collect()
+    };
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    let section = md.split("## Against the machine's floors").nth(1).unwrap().split("\n## ").next().unwrap();
+    for r in doc["results"].as_array().unwrap() {
+        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        let mode = r["best_mode"].as_str().unwrap();
+        let p50 = |floors: &Value| {
+            floors[mode]["p50_ns"].as_f64().unwrap_or_else(|| panic!("no {mode} floor: {floors}"))
+        };
+        let floor = p50(start).min(p50(end));
+        let want = r["median"]["p50_ns"].as_f64().unwrap() / (floor / 2.0);
+        let line = csv.lines().map(fields).find(|f| f[case_at] == case && f[lib_at] == lib).unwrap();
+        let got: f64 = line[multiple_at].parse().unwrap();
+        assert!((got - want).abs() <= want * 1e-9, "{case} {lib}: {got} against {want}");
+        let row = section.lines().find(|l| l.starts_with(&format!("| {case} |"))).unwrap();
+        assert!(row.contains(&format!("× {mode}")), "{case} {lib}: {row}");
+        assert!(row.matches("× ").count() >= 3, "a multiple per library: {row}");
+    }
+    let chart = std::fs::read_to_string(report.join("charts/latency.svg")).unwrap();
+    assert!(chart.contains("polling floor") && chart.contains("waiting floor"), "the floors' lines");
 }
 
 /// Connection set-up: a fresh sender process per attempt for three libraries of different

@@ -1,0 +1,271 @@
+//! Every latency figure beside its machine's floor (`crate::floors`, in each results file's
+//! conditions): a round trip's or a call's p50 as a multiple of the round-trip floor of the mode
+//! it was measured in, a one-way latency's p50 as a multiple of half of it; and the floors as
+//! lines for the charts.
+
+use ipcbench_api::RecvMode;
+
+use super::View;
+use super::model::{Cell, Table};
+use crate::floors::Floors;
+use crate::format::nanos;
+use crate::matrix::Pattern;
+use crate::results::{CaseResult, Status};
+
+/// What the floors table shows.
+pub const FLOORS: &str = "Each round trip, service call and one-way latency (p50, in the receive mode its figure was \
+     counted in) as a multiple of the machine's floor in that mode, the lower of those measured at the start and \
+     at the end of the run: a polling \
+     figure against one cache line bounced between two processes, a waiting one against two processes waking \
+     each other through a futex; a one-way latency against half of that round trip. Near 1 a library leaves \
+     little to win on this machine. A waiting figure below the waiting floor comes from a library whose blocking \
+     receive spins before it sleeps and did not sleep (its cost shows the core it kept): such a cell gives its \
+     multiple of the polling floor too. Any other multiple below 1 means the two did not measure the same thing \
+     (docs/METHOD.md, \"Floors\").";
+
+/// What the section says when no results file recorded its floors.
+pub const NO_FLOORS: &str = "Not recorded: these results files are older than the floors.";
+
+/// The patterns whose figure is a latency held against a floor.
+pub fn has_floor(pattern: Pattern) -> bool {
+    matches!(pattern, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
+}
+
+/// The floor, in nanoseconds, a p50 of `pattern` measured in `mode` is held against.
+pub fn floor_ns(floors: &Floors, pattern: Pattern, mode: RecvMode) -> Option<f64> {
+    let trip = floors.of(mode)?.p50_ns;
+    match pattern {
+        Pattern::StreamRtt | Pattern::Service => Some(trip),
+        // One way is half a round trip: the line crosses once.
+        Pattern::Latency => Some(trip / 2.0),
+        _ => None,
+    }
+}
+
+/// A source's floors, where its conditions recorded them: the lower of those measured at the
+/// run's start and at its end.
+pub fn floors(view: &View, source: usize) -> Option<Floors> {
+    let c = view.sources[source].doc.conditions.as_ref()?;
+    let start = c.floors.as_ref()?;
+    Some(c.floors_after.as_ref().map_or_else(|| start.clone(), |end| start.lower(end)))
+}
+
+/// A result's counted p50 over its mode's floor, and that mode.
+pub fn multiple(floors: &Floors, r: &CaseResult) -> Option<(f64, RecvMode)> {
+    let mode = r.best_mode?;
+    Some((multiple_in(floors, r, mode)?, mode))
+}
+
+/// A result's counted p50 over the floor of `mode`.
+fn multiple_in(floors: &Floors, r: &CaseResult, mode: RecvMode) -> Option<f64> {
+    let floor = floor_ns(floors, r.pattern, mode).filter(|f| *f > 0.0)?;
+    Some(r.median?.p50_ns? / floor)
+}
+
+/// A result's multiples as its cell says them: of its mode's floor, and of the polling floor
+/// too where a waiting figure is below the waiting floor (the library spun, not slept).
+fn multiples_text(floors: &Floors, r: &CaseResult) -> Option<String> {
+    let (x, mode) = multiple(floors, r)?;
+    let mut text = multiple_text((x, mode));
+    if mode == RecvMode::Waiting
+        && x < 1.0
+        && let Some(p) = multiple_in(floors, r, RecvMode::Polling)
+    {
+        text.push_str(&format!(", {}", multiple_text((p, RecvMode::Polling))));
+    }
+    Some(text)
+}
+
+/// `3.42× polling`.
+pub fn multiple_text((x, mode): (f64, RecvMode)) -> String {
+    let digits = if x < 10.0 {
+        2
+    } else if x < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{x:.digits$}× {mode}")
+}
+
+/// A row per round-trip, service and latency case: the floors it is held against, then each
+/// library's p50 and its multiple.
+pub fn table(view: &View) -> Table {
+    let mut header = vec!["case".to_string(), "floor p50 (polling / waiting)".to_string()];
+    header.extend(view.columns.iter().map(|c| view.column_label(c)));
+    let rows = view
+        .cases
+        .iter()
+        .filter(|case| view.pattern(case).is_some_and(has_floor))
+        .map(|case| {
+            let pattern = view.pattern(case).unwrap_or(Pattern::StreamRtt);
+            let of_source = |s: usize| {
+                let f = floors(view, s)?;
+                let text = |mode| floor_ns(&f, pattern, mode).map_or("—".to_string(), nanos);
+                Some(format!("{} / {}", text(RecvMode::Polling), text(RecvMode::Waiting)))
+            };
+            let floor: Vec<String> = (0..view.sources.len()).filter_map(of_source).collect();
+            let mut row = vec![
+                Cell::Text(case.clone()),
+                Cell::Text(if floor.is_empty() { "not recorded".into() } else { floor.join("; ") }),
+            ];
+            row.extend(view.columns.iter().map(|(lib, s)| match view.result(case, lib, *s) {
+                Some(r) if r.status == Status::Ok => {
+                    let p50 = r.median.and_then(|f| f.p50_ns).map_or("—".to_string(), nanos);
+                    let times = floors(view, *s)
+                        .and_then(|f| multiples_text(&f, r))
+                        .unwrap_or_else(|| "no floor".into());
+                    Cell::Text(format!("p50 {p50}, {times}"))
+                }
+                Some(_) => Cell::Text("—".into()),
+                None => Cell::Empty,
+            }));
+            row
+        })
+        .collect();
+    Table { header, rows, notes: Vec::new() }
+}
+
+/// How far a round-trip floor may move between a run's start and its end before the report says
+/// the host changed under the run.
+const DRIFT: f64 = 1.25;
+
+/// A sentence per source whose round-trip floors moved by more than `DRIFT` between the run's
+/// start and its end: the host changed under it, and its figures may come from either state.
+pub fn drift(view: &View) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, s) in view.sources.iter().enumerate() {
+        let Some(c) = &s.doc.conditions else { continue };
+        let (Some(start), Some(end)) = (&c.floors, &c.floors_after) else { continue };
+        for mode in RecvMode::ALL {
+            let (Some(a), Some(b)) = (start.of(mode), end.of(mode)) else { continue };
+            if a.p50_ns.max(b.p50_ns) > DRIFT * a.p50_ns.min(b.p50_ns) {
+                let whose = if view.sources.len() > 1 {
+                    format!(" ({})", view.sources[i].label)
+                } else {
+                    String::new()
+                };
+                out.push(format!(
+                    "The {mode} floor moved from {} at the start of the run to {} at its end{whose}: the host \
+                     changed under the run, and each figure may come from either state; the multiples are \
+                     against the lower.",
+                    nanos(a.p50_ns),
+                    nanos(b.p50_ns)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether any source recorded its floors.
+pub fn recorded(view: &View) -> bool {
+    (0..view.sources.len()).any(|s| floors(view, s).is_some())
+}
+
+/// A floor drawn across a chart's panel: its label and its value in the panel's unit.
+pub struct Line {
+    pub label: String,
+    pub value: f64,
+    pub mode: RecvMode,
+}
+
+/// The round-trip floors of a chart of `pattern`, in microseconds: one line per mode and source.
+pub fn lines(view: &View, pattern: Pattern) -> Vec<Line> {
+    let mut out = Vec::new();
+    for s in 0..view.sources.len() {
+        let Some(f) = floors(view, s) else { continue };
+        for mode in RecvMode::ALL {
+            let Some(ns) = floor_ns(&f, pattern, mode) else { continue };
+            let whose =
+                if view.sources.len() > 1 { format!(" ({})", view.sources[s].label) } else { String::new() };
+            out.push(Line { label: format!("{mode} floor {}{whose}", nanos(ns)), value: ns / 1e3, mode });
+        }
+    }
+    out
+}
+
+/// The copy floor of each case of a stream chart, in millions of messages per second (the first
+/// source that measured the case's size).
+pub fn copy_rates(view: &View, sizes: &[usize]) -> Vec<Option<f64>> {
+    sizes
+        .iter()
+        .map(|&size| (0..view.sources.len()).find_map(|s| floors(view, s)?.copy_rate(size)).map(|r| r / 1e6))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::floors::{CopyFloor, RoundTrip};
+
+    fn floors() -> Floors {
+        let trip = |p50_ns| Some(RoundTrip { p50_ns, p99_ns: p50_ns * 2.0, round_trips: 100 });
+        Floors {
+            polling: trip(400.0),
+            waiting: trip(2000.0),
+            copy: vec![CopyFloor { size: 16, bytes_per_s: 8e9 }],
+        }
+    }
+
+    #[test]
+    fn each_pattern_is_held_against_its_modes_floor() {
+        let f = floors();
+        assert_eq!(floor_ns(&f, Pattern::StreamRtt, RecvMode::Polling), Some(400.0));
+        assert_eq!(floor_ns(&f, Pattern::Service, RecvMode::Waiting), Some(2000.0));
+        assert_eq!(floor_ns(&f, Pattern::Latency, RecvMode::Polling), Some(200.0), "one way: half");
+        assert_eq!(floor_ns(&f, Pattern::Stream, RecvMode::Polling), None, "a rate has no latency floor");
+        assert_eq!(floor_ns(&Floors::default(), Pattern::StreamRtt, RecvMode::Polling), None);
+        assert_eq!(f.copy_rate(16), Some(5e8));
+        assert_eq!(f.copy_rate(1024), None, "a size the run did not measure");
+    }
+
+    /// A waiting round trip below the waiting floor (a receive that spun) is also held against
+    /// the polling floor; one above it is not.
+    #[test]
+    fn a_waiting_figure_below_its_floor_says_the_polling_multiple_too() {
+        let f = floors();
+        let (_, lib) = crate::registry::find("fastipc").unwrap();
+        let case = crate::matrix::find("stream-rtt/16B").unwrap();
+        let result = |mode, p50| {
+            let median = Some(crate::results::Figures { p50_ns: Some(p50), ..Default::default() });
+            CaseResult { best_mode: Some(mode), median, ..crate::run::ledger::begin(&case, &lib, 2, false) }
+        };
+        assert_eq!(
+            multiples_text(&f, &result(RecvMode::Waiting, 1000.0)).unwrap(),
+            "0.50× waiting, 2.50× polling"
+        );
+        assert_eq!(multiples_text(&f, &result(RecvMode::Waiting, 3000.0)).unwrap(), "1.50× waiting");
+        assert_eq!(multiples_text(&f, &result(RecvMode::Polling, 600.0)).unwrap(), "1.50× polling");
+        assert_eq!(multiples_text(&Floors::default(), &result(RecvMode::Polling, 600.0)), None);
+    }
+
+    /// A floor that moved by more than a quarter between the run's two ends is said; one that
+    /// stayed is not.
+    #[test]
+    fn a_floor_that_moved_under_the_run_is_said() {
+        // A committed run's document, its floors set here.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut doc = crate::results::load(&root.join("results/run-2026-12-01T23-47-54Z.json")).unwrap();
+        let trip = |p50_ns| Some(RoundTrip { p50_ns, p99_ns: p50_ns, round_trips: 1 });
+        let c = doc.conditions.as_mut().unwrap();
+        c.floors = Some(Floors { polling: trip(381.0), waiting: trip(1560.0), copy: Vec::new() });
+        c.floors_after = Some(Floors { polling: trip(100.0), waiting: trip(1580.0), copy: Vec::new() });
+        let sources = [super::super::Source::new(doc, "run.json".into())];
+        let view = View::new(&sources, std::path::Path::new("out"));
+        let said = drift(&view);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("The polling floor moved from 381 ns at the start of the run to 100 ns"),
+            "{}",
+            said[0]
+        );
+    }
+
+    #[test]
+    fn a_multiple_reads_with_its_mode() {
+        assert_eq!(multiple_text((1.4249, RecvMode::Polling)), "1.42× polling");
+        assert_eq!(multiple_text((37.26, RecvMode::Waiting)), "37.3× waiting");
+        assert_eq!(multiple_text((412.6, RecvMode::Waiting)), "413× waiting");
+    }
+}
