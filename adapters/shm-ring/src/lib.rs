@@ -21,9 +21,10 @@
 //! empty.
 //!
 //! Two receive modes. Polling: the receiver spins on its slot's sequence word, the sender on the
-//! tail while the ring is full. Waiting: a side with nothing to do sleeps at once on a futex (`FUTEX_WAIT`, not
-//! private: the word is in shared memory), after saying so in its `asleep` word; the other side,
-//! after each index store, wakes it (`FUTEX_WAKE`) if that word says it sleeps. The sleeper waits
+//! tail while the ring is full. Waiting: a side with nothing to do sleeps at once on a futex
+//! (`FUTEX_WAIT`, not private: the word is in shared memory), after saying so in its `asleep`
+//! word; the other side, after each sequence or tail store, wakes it (`FUTEX_WAKE`) if that word
+//! says it sleeps. The sleeper waits
 //! on a `bell` word that every wake rings (increments) first, so no wake can fall between its
 //! last look at the ring and its sleep.
 
@@ -99,9 +100,8 @@ impl Library for ShmRing {
                 (
                     "receive",
                     "polling: spins on its slot's sequence word, 8 PAUSEs at a stream receiver's first empty \
-                     look after a message and 1 at every other look (the sender \
-                     on the tail while the ring is full); waiting: sleeps on a futex at once, woken after \
-                     the other side's store"
+                     look after a message and 1 at every other look (the sender on the tail while the ring \
+                     is full); waiting: sleeps on a futex at once, woken after the other side's store"
                         .into(),
                 ),
                 ("memory", "a file in /dev/shm, mapped shared, unlinked once both sides have it".into()),
