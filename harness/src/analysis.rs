@@ -244,23 +244,25 @@ fn middle(mut v: Vec<f64>) -> Option<f64> {
 
 /// The median of each figure over runs (each figure on its own).
 pub fn median(runs: &[Figures]) -> Option<Figures> {
+    // Each optional figure's median over the runs that have it.
+    let m = |get: fn(&Figures) -> Option<f64>| middle(runs.iter().filter_map(get).collect());
     Some(Figures {
         msgs_per_s: middle(runs.iter().map(|f| f.msgs_per_s).collect())?,
-        p50_ns: middle(runs.iter().filter_map(|f| f.p50_ns).collect()),
-        p99_ns: middle(runs.iter().filter_map(|f| f.p99_ns).collect()),
-        min_ns: middle(runs.iter().filter_map(|f| f.min_ns).collect()),
-        p90_ns: middle(runs.iter().filter_map(|f| f.p90_ns).collect()),
-        p999_ns: middle(runs.iter().filter_map(|f| f.p999_ns).collect()),
-        p9999_ns: middle(runs.iter().filter_map(|f| f.p9999_ns).collect()),
-        max_ns: middle(runs.iter().filter_map(|f| f.max_ns).collect()),
-        behind_share: middle(runs.iter().filter_map(|f| f.behind_share).collect()),
-        late_p50_ns: middle(runs.iter().filter_map(|f| f.late_p50_ns).collect()),
-        late_p99_ns: middle(runs.iter().filter_map(|f| f.late_p99_ns).collect()),
-        open_p50_ns: middle(runs.iter().filter_map(|f| f.open_p50_ns).collect()),
-        lost_share: middle(runs.iter().filter_map(|f| f.lost_share).collect()),
-        cores_busy: middle(runs.iter().filter_map(|f| f.cores_busy).collect()),
-        cpu_ns_per_msg: middle(runs.iter().filter_map(|f| f.cpu_ns_per_msg).collect()),
-        peak_rss_bytes: middle(runs.iter().filter_map(|f| f.peak_rss_bytes).collect()),
+        p50_ns: m(|f| f.p50_ns),
+        p99_ns: m(|f| f.p99_ns),
+        min_ns: m(|f| f.min_ns),
+        p90_ns: m(|f| f.p90_ns),
+        p999_ns: m(|f| f.p999_ns),
+        p9999_ns: m(|f| f.p9999_ns),
+        max_ns: m(|f| f.max_ns),
+        behind_share: m(|f| f.behind_share),
+        late_p50_ns: m(|f| f.late_p50_ns),
+        late_p99_ns: m(|f| f.late_p99_ns),
+        open_p50_ns: m(|f| f.open_p50_ns),
+        lost_share: m(|f| f.lost_share),
+        cores_busy: m(|f| f.cores_busy),
+        cpu_ns_per_msg: m(|f| f.cpu_ns_per_msg),
+        peak_rss_bytes: m(|f| f.peak_rss_bytes),
     })
 }
 

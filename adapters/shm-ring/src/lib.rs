@@ -135,7 +135,7 @@ impl Library for ShmRing {
                     back.unlink();
                 }
                 Pair {
-                    tx: back.map(|ring| Producer { ring, head: 0, tail: 0, wait }),
+                    tx: back.map(|ring| Producer::new(ring, wait)),
                     rx: Some(ConsumerEnd::new(forth, !round_trip, wait)),
                     keep: (),
                 }
@@ -150,7 +150,7 @@ impl Library for ShmRing {
                 // Mapped both: the accepting side may unlink the files now.
                 forth.word(PEER).store(1, Ordering::Release);
                 Pair {
-                    tx: Some(Producer { ring: forth, head: 0, tail: 0, wait }),
+                    tx: Some(Producer::new(forth, wait)),
                     rx: back.map(|ring| ConsumerEnd::new(ring, false, wait)),
                     keep: (),
                 }
@@ -378,6 +378,12 @@ pub struct Producer {
     wait: bool,
 }
 
+impl Producer {
+    fn new(ring: Ring, wait: bool) -> Producer {
+        Producer { ring, head: 0, tail: 0, wait }
+    }
+}
+
 impl Tx for Producer {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
@@ -536,7 +542,7 @@ mod tests {
         let producer = Ring::open(path.clone(), 16, RING_BYTES, Duration::from_secs(1)).unwrap();
         consumer.unlink();
         assert!(!path.exists(), "unlinked once both have it");
-        let mut tx = Producer { ring: producer, head: 0, tail: 0, wait: false };
+        let mut tx = Producer::new(producer, false);
         let mut rx = ConsumerEnd::new(consumer, true, false);
         let mut buf = [0u8; 16];
         assert_eq!(rx.recv(&mut buf).unwrap(), Received::Empty);

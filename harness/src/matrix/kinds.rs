@@ -92,6 +92,12 @@ impl Pattern {
             Pattern::Connect => "connect",
         }
     }
+
+    /// Whether the pattern's results time each call or message into a latency histogram
+    /// (round trips, services, fixed-rate latency): what the spectra draw and the floors hold.
+    pub fn timed(self) -> bool {
+        matches!(self, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
+    }
 }
 
 impl std::fmt::Display for Pattern {

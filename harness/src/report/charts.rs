@@ -194,7 +194,7 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
     // latency (a service's on its call panel), the copy floor over each stream case.
     let mut extra = Vec::new();
     match family {
-        Some(p @ (Pattern::StreamRtt | Pattern::Latency | Pattern::Service)) => {
+        Some(p) if p.timed() => {
             let lines = floor::lines(view, p);
             extra.extend(lines.iter().map(|l| (l.label.clone(), mode_color(l.mode))));
             let at = if p == Pattern::Service { panels.len() - 1 } else { 0 };

@@ -26,11 +26,6 @@ pub const FLOORS: &str = "Each round trip, service call and one-way latency (p50
 /// What the section says when no results file recorded its floors.
 pub const NO_FLOORS: &str = "Not recorded: these results files are older than the floors.";
 
-/// The patterns whose figure is a latency held against a floor.
-pub fn has_floor(pattern: Pattern) -> bool {
-    matches!(pattern, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
-}
-
 /// The floor, in nanoseconds, a p50 of `pattern` measured in `mode` is held against.
 pub fn floor_ns(floors: &Floors, pattern: Pattern, mode: RecvMode) -> Option<f64> {
     let trip = floors.of(mode)?.p50_ns;
@@ -93,18 +88,17 @@ pub fn multiple_text((x, mode): (f64, RecvMode)) -> String {
 pub fn table(view: &View) -> Table {
     let mut header = vec!["case".to_string(), "floor p50 (polling / waiting)".to_string()];
     header.extend(view.columns.iter().map(|c| view.column_label(c)));
+    let per_source: Vec<Option<Floors>> = (0..view.sources.len()).map(|s| floors(view, s)).collect();
     let rows = view
         .cases
         .iter()
-        .filter(|case| view.pattern(case).is_some_and(has_floor))
-        .map(|case| {
-            let pattern = view.pattern(case).unwrap_or(Pattern::StreamRtt);
-            let of_source = |s: usize| {
-                let f = floors(view, s)?;
-                let text = |mode| floor_ns(&f, pattern, mode).map_or("—".to_string(), nanos);
-                Some(format!("{} / {}", text(RecvMode::Polling), text(RecvMode::Waiting)))
+        .filter_map(|case| view.pattern(case).filter(|p| p.timed()).map(|p| (case, p)))
+        .map(|(case, pattern)| {
+            let of_source = |f: &Floors| {
+                let text = |mode| floor_ns(f, pattern, mode).map_or("—".to_string(), nanos);
+                format!("{} / {}", text(RecvMode::Polling), text(RecvMode::Waiting))
             };
-            let floor: Vec<String> = (0..view.sources.len()).filter_map(of_source).collect();
+            let floor: Vec<String> = per_source.iter().flatten().map(of_source).collect();
             let mut row = vec![
                 Cell::Text(case.clone()),
                 Cell::Text(if floor.is_empty() { "not recorded".into() } else { floor.join("; ") }),
@@ -112,8 +106,9 @@ pub fn table(view: &View) -> Table {
             row.extend(view.columns.iter().map(|(lib, s)| match view.result(case, lib, *s) {
                 Some(r) if r.status == Status::Ok => {
                     let p50 = r.median.and_then(|f| f.p50_ns).map_or("—".to_string(), nanos);
-                    let times = floors(view, *s)
-                        .and_then(|f| multiples_text(&f, r))
+                    let times = per_source[*s]
+                        .as_ref()
+                        .and_then(|f| multiples_text(f, r))
                         .unwrap_or_else(|| "no floor".into());
                     Cell::Text(format!("p50 {p50}, {times}"))
                 }
@@ -140,11 +135,7 @@ pub fn drift(view: &View) -> Vec<String> {
         for mode in RecvMode::ALL {
             let (Some(a), Some(b)) = (start.of(mode), end.of(mode)) else { continue };
             if a.p50_ns.max(b.p50_ns) > DRIFT * a.p50_ns.min(b.p50_ns) {
-                let whose = if view.sources.len() > 1 {
-                    format!(" ({})", view.sources[i].label)
-                } else {
-                    String::new()
-                };
+                let whose = view.source_suffix(i);
                 out.push(format!(
                     "The {mode} floor moved from {} at the start of the run to {} at its end{whose}: the host \
                      changed under the run, and each figure may come from either state; the multiples are \
@@ -177,9 +168,8 @@ pub fn lines(view: &View, pattern: Pattern) -> Vec<Line> {
         let Some(f) = floors(view, s) else { continue };
         for mode in RecvMode::ALL {
             let Some(ns) = floor_ns(&f, pattern, mode) else { continue };
-            let whose =
-                if view.sources.len() > 1 { format!(" ({})", view.sources[s].label) } else { String::new() };
-            out.push(Line { label: format!("{mode} floor {}{whose}", nanos(ns)), value: ns / 1e3, mode });
+            let label = format!("{mode} floor {}{}", nanos(ns), view.source_suffix(s));
+            out.push(Line { label, value: ns / 1e3, mode });
         }
     }
     out

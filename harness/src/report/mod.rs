@@ -158,7 +158,12 @@ impl<'a> View<'a> {
     }
 
     pub fn column_label(&self, (lib, source): &(String, usize)) -> String {
-        if self.sources.len() == 1 { lib.clone() } else { format!("{lib} ({})", self.sources[*source].label) }
+        format!("{lib}{}", self.source_suffix(*source))
+    }
+
+    /// ` (<machine>)` after what belongs to one source, when the view has several; else nothing.
+    pub fn source_suffix(&self, source: usize) -> String {
+        if self.sources.len() == 1 { String::new() } else { format!(" ({})", self.sources[source].label) }
     }
 
     /// The view's cases of one pattern, batch cases aside, in the view's order.

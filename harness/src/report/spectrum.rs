@@ -25,11 +25,6 @@ pub const SPECTRA: &str = "Every latency result keeps its whole histogram (HdrHi
      counts against every message it delayed. `hgrm/` holds each result as HdrHistogram's percentile \
      distribution (values in ms), for its plotter.";
 
-/// The patterns whose results carry a latency histogram.
-fn timed(p: Pattern) -> bool {
-    matches!(p, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
-}
-
 /// A result's histogram: every run of its figure's mode together (None for a result without).
 fn merged(r: &CaseResult) -> Result<Option<Histogram<u64>>> {
     let Some(mode) = r.best().filter(|_| r.status == Status::Ok) else { return Ok(None) };
@@ -68,7 +63,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
     let mut charts = Vec::new();
     for case in &view.cases {
         let Some(pattern) = view.pattern(case) else { continue };
-        if !timed(pattern) {
+        if !pattern.timed() {
             continue;
         }
         let lines = lines(view, case)?;

@@ -4,14 +4,14 @@
 //! receiver times each from the stamp to its arrival: the sender's whole set-up (its library's
 //! start, discovery, handshakes) and its first message's delivery.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{Library, Opened, Received, Rx, Setup, Side, Tx};
 
-use super::ChildArgs;
 use super::loops::arrived;
 use super::message::{self, MEASURED};
+use super::{ChildArgs, say, say_result};
 use crate::histogram;
 use crate::matrix::Role;
 use crate::results::RoleReport;
@@ -28,17 +28,11 @@ pub fn run<L: Library>(args: &ChildArgs, setup: &Setup) -> Result<()> {
     match (args.role, args.connects, args.attempt) {
         (Role::Receiver, Some(n), _) => {
             let report = receive::<L>(setup, n, report)?;
-            say(&format!("result {}", serde_json::to_string(&report)?))
+            say_result(&report)
         }
         (Role::Sender, _, Some(k)) => send::<L>(setup, k, report),
         (role, _, _) => bail!("a {} without --connects (a receiver) or --attempt (a sender)", role.as_str()),
     }
-}
-
-fn say(line: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")?;
-    out.flush().context("telling the driver")
 }
 
 /// The receiver: for each of `n` senders in turn, "opening k", its endpoint, "ready k" (an
@@ -102,7 +96,7 @@ fn send<L: Library>(setup: &Setup, k: usize, mut report: RoleReport) -> Result<(
     report.sent = 1;
     report.measured = 1;
     report.open_ns = Some(opened - start);
-    say(&format!("result {}", serde_json::to_string(&report)?))?;
+    say_result(&report)?;
     let mut line = String::new();
     let _ = std::io::stdin().lock().read_line(&mut line);
     // Its end tells the receiver it is done.

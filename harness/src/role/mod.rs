@@ -191,6 +191,18 @@ fn run_paced<L: Library>(args: &ChildArgs, setup: &Setup, rate: u64) -> Result<(
     }
 }
 
+/// One line to the driver, on its way at once.
+fn say(line: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush().context("telling the driver")
+}
+
+/// A role's report to the driver: `result <json>`.
+fn say_result(report: &RoleReport) -> Result<()> {
+    say(&format!("result {}", serde_json::to_string(report)?))
+}
+
 /// The protocol around every loop: ready, go, the loop, the report, and the drain.
 fn lead<E>(
     opened: Result<Opened<E>>,
@@ -198,8 +210,7 @@ fn lead<E>(
     body: impl FnOnce(&mut E, Window, RoleReport) -> Result<RoleReport>,
 ) -> Result<()> {
     let Opened { mut endpoint, owner, buffer } = opened.context("set-up")?;
-    let stdout = std::io::stdout();
-    writeln!(stdout.lock(), "ready")?;
+    say("ready")?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     let start: u64 = line
@@ -227,7 +238,7 @@ fn lead<E>(
     report.shared_mapped_bytes = shared_mapped_bytes();
     // A sender's end is how its receivers learn it is done.
     drop(endpoint);
-    writeln!(stdout.lock(), "result {}", serde_json::to_string(&report)?)?;
+    say_result(&report)?;
     control.join().map_err(|_| anyhow!("the control thread panicked"))?;
     Ok(())
 }

@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::children::{Children, Event, Proc};
 use super::trial::{Trial, TrialError, event_before, exits_cleanly, take_report};
-use crate::analysis;
 use crate::matrix::Role;
-use crate::results::{RoleReport, RunRecord};
+use crate::results::RunRecord;
 
 /// How long after a receiver began opening an endpoint that waits in its open for a sender (a
 /// socket's accept) the sender starts: by then its listening socket (or the like) exists.
@@ -88,9 +87,7 @@ impl Trial<'_> {
             }
         }
         exits_cleanly(&mut children.procs[0])?;
-        let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
-        analysis::run_record(self.case, roles, self.requests)
-            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))
+        self.record(&mut children)
     }
 
     /// One child's line or end, in a connect trial.

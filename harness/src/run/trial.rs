@@ -196,6 +196,11 @@ impl Trial<'_> {
         for p in &mut children.procs {
             exits_cleanly(p)?;
         }
+        self.record(&mut children)
+    }
+
+    /// The trial's record from every child's report, or why their reports do not agree.
+    pub(super) fn record(&self, children: &mut Children) -> Result<RunRecord, TrialError> {
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
         analysis::run_record(self.case, roles, self.requests)
             .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))
