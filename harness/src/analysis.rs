@@ -233,7 +233,7 @@ fn cost(reports: &[RoleReport], out: &mut Figures) {
 }
 
 /// The middle value (the mean of the two middle ones for an even count).
-fn middle(mut v: Vec<f64>) -> Option<f64> {
+pub fn middle(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }

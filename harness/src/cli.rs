@@ -1,13 +1,14 @@
 //! The command line: `list` shows the matrix, `run` measures it, `sweep` measures streams and
 //! round trips across message sizes, `doctor` says what on the machine bends the figures,
-//! `report` rebuilds the report from results files, `child` is one role process (started by the
+//! `report` rebuilds the report from results files, `compare` holds two
+//! results files against each other, `child` is one role process (started by the
 //! driver, never by hand). Each command is a few calls down the flow; errors exit 2.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 
 use crate::machine::{self, Conditions, Machine};
@@ -15,7 +16,7 @@ use crate::options::{self, Measure, Options, Resume};
 use crate::report::{self, terminal};
 use crate::role::ChildArgs;
 use crate::run::{self, Outcome};
-use crate::{doctor, matrix, registry};
+use crate::{compare, doctor, matrix, registry, results};
 
 /// The exit code of a run that was interrupted, by SIGINT or SIGTERM (128 + SIGINT, as shells
 /// report a Ctrl-C).
@@ -66,6 +67,24 @@ pub enum Command {
         /// `report` beside the first of several).
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Compares two results files: for each case, library, receive mode and figure both
+    /// measured, the change with its interval and a verdict. Exits 1 when something is slower
+    /// beyond the threshold and the noise, 0 otherwise.
+    Compare {
+        /// The results file before (the baseline).
+        old: PathBuf,
+        /// The results file after.
+        new: PathBuf,
+        /// Changes up to this share are no change: 5%, 10%, 0.5%.
+        #[arg(long, default_value = "5%")]
+        threshold: String,
+        /// terminal, markdown or json.
+        #[arg(long, default_value = "terminal")]
+        format: String,
+        /// Compare files measured on different machines (the output names both).
+        #[arg(long)]
+        across_machines: bool,
     },
     /// One role process of a trial (the driver starts these).
     #[command(hide = true)]
@@ -119,7 +138,12 @@ pub fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
         },
-
+        Command::Compare { old, new, threshold, format, across_machines } => {
+            match compare_files(&old, &new, &threshold, &format, across_machines) {
+                Ok(slower) => ExitCode::from(u8::from(slower)),
+                Err(e) => fail(e),
+            }
+        }
         Command::Child(args) => match registry::run_child(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
@@ -165,6 +189,26 @@ fn report_of(files: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
     let written = report::build(&sources, &out)?;
     eprintln!("ipcbench: the report ({} files) is in {}", written.len(), out.display());
     Ok(())
+}
+
+/// `ipcbench compare`: prints the comparison; whether something got slower.
+fn compare_files(old: &Path, new: &Path, threshold: &str, format: &str, across: bool) -> Result<bool> {
+    let share = threshold
+        .strip_suffix('%')
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .filter(|t| (0.0..100.0).contains(t))
+        .ok_or_else(|| anyhow!("--threshold {threshold:?}: a percentage from 0% to 100%, such as 5%"))?;
+    if !["terminal", "markdown", "json"].contains(&format) {
+        bail!("--format {format:?}: terminal, markdown or json");
+    }
+    let (a, b) = (results::load(old)?, results::load(new)?);
+    let c = compare::compare((old, &a), (new, &b), share / 100.0, across)?;
+    match format {
+        "markdown" => print!("{}", c.markdown()),
+        "json" => println!("{}", c.json()?),
+        _ => println!("{}", c.terminal()),
+    }
+    Ok(c.slower())
 }
 
 fn fail(e: anyhow::Error) -> ExitCode {

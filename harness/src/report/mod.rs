@@ -15,7 +15,7 @@ mod cost;
 mod csv;
 mod floor;
 mod html;
-mod markdown;
+pub mod markdown;
 pub mod model;
 mod scatter;
 mod spectrum;

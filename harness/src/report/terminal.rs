@@ -29,7 +29,7 @@ fn cell(c: &Cell) -> String {
 }
 
 /// A table with its columns padded to their widest cell.
-fn render(t: &Table) -> String {
+pub fn render(t: &Table) -> String {
     let rows: Vec<Vec<String>> = t.rows.iter().map(|r| r.iter().map(cell).collect()).collect();
     let widths: Vec<usize> = (0..t.header.len())
         .map(|i| {

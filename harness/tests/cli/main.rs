@@ -246,6 +246,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
 }
 
 mod adding_a_library;
+mod compare;
 mod faults;
 mod input;
 mod latency;

@@ -1,0 +1,440 @@
+//! `ipcbench compare OLD NEW`: for each case, library, receive mode and figure both files
+//! measured, the change from OLD to NEW with its interval (`noise::change`, over the runs behind
+//! each median) and a verdict. A change counts only when it is beyond the threshold and its
+//! interval leaves out zero; everything else is "no change", said apart when the noise alone
+//! could hide the change. Slower anywhere exits 1, so the command can gate a library's CI.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use ipcbench_api::RecvMode;
+use serde::Serialize;
+
+use crate::analysis::{self, middle};
+use crate::floors::Floors;
+use crate::format::{nanos, rate, whole_percent};
+use crate::matrix::Pattern;
+use crate::noise::{self, CONFIDENCE};
+use crate::report::markdown;
+use crate::report::model::{Cell, Table};
+use crate::report::terminal;
+use crate::results::{self, CaseResult, Document, Figures, Status};
+
+/// Floors that differ by more than this factor between the files: the host moved between them.
+const FLOOR_MOVED: f64 = 1.25;
+
+/// A figure compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    MsgsPerS,
+    P50Ns,
+    P99Ns,
+    CpuNsPerMsg,
+}
+
+impl Measure {
+    fn higher_is_better(self) -> bool {
+        self == Measure::MsgsPerS
+    }
+
+    fn get(self, f: &Figures) -> Option<f64> {
+        match self {
+            Measure::MsgsPerS => Some(f.msgs_per_s),
+            Measure::P50Ns => f.p50_ns,
+            Measure::P99Ns => f.p99_ns,
+            Measure::CpuNsPerMsg => f.cpu_ns_per_msg,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Measure::MsgsPerS => "rate",
+            Measure::P50Ns => "p50",
+            Measure::P99Ns => "p99",
+            Measure::CpuNsPerMsg => "CPU/msg",
+        }
+    }
+
+    fn text(self, v: f64) -> String {
+        if self == Measure::MsgsPerS { rate(v) } else { nanos(v) }
+    }
+
+    /// The figures of a pattern worth comparing: its rate where the rate is its own (not a
+    /// schedule's), its latencies where it times them, and what it cost.
+    fn of(pattern: Pattern) -> Vec<Measure> {
+        let mut out = Vec::new();
+        if analysis::counted(pattern) == results::Figure::MsgsPerS {
+            out.push(Measure::MsgsPerS);
+        }
+        if pattern.timed() || analysis::counted(pattern) == results::Figure::P50Ns {
+            out.push(Measure::P50Ns);
+        }
+        if pattern.timed() {
+            out.push(Measure::P99Ns);
+        }
+        out.push(Measure::CpuNsPerMsg);
+        out
+    }
+}
+
+/// What a change amounts to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    /// Within the threshold.
+    NoChange,
+    /// Beyond the threshold, but the interval holds zero: the runs cannot tell.
+    WithinNoise,
+}
+
+impl Verdict {
+    fn text(self, m: Measure) -> &'static str {
+        match (self, m) {
+            (Verdict::Faster, Measure::CpuNsPerMsg) => "cheaper",
+            (Verdict::Slower, Measure::CpuNsPerMsg) => "costlier",
+            (Verdict::Faster, _) => "faster",
+            (Verdict::Slower, _) => "slower",
+            (Verdict::NoChange, _) => "no change",
+            (Verdict::WithinNoise, _) => "no change within noise",
+        }
+    }
+}
+
+/// One figure of one case, library and mode in both files.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub case: String,
+    pub library: String,
+    pub mode: String,
+    pub figure: Measure,
+    pub old: f64,
+    pub new: f64,
+    pub old_runs: usize,
+    pub new_runs: usize,
+    /// (new - old) / old, and its interval.
+    pub change: f64,
+    pub low: f64,
+    pub high: f64,
+    pub verdict: Verdict,
+}
+
+/// One file as the comparison names it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Side {
+    pub path: PathBuf,
+    pub started: String,
+    pub machine: String,
+    pub runs: u32,
+    /// The lower of the file's start and end floors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub polling_floor_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_floor_ns: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub old: Side,
+    pub new: Side,
+    pub threshold: f64,
+    pub confidence: f64,
+    pub method: &'static str,
+    /// What the reader must know about the noise between the files (machines, floors).
+    pub notes: Vec<String>,
+    pub rows: Vec<Row>,
+    /// (case, library, why) of the results only one file measured.
+    pub left_out: Vec<(String, String, String)>,
+}
+
+pub const METHOD: &str = "percentile bootstrap of the ratio of the two medians, over the runs behind each";
+
+fn machine_name(doc: &Document) -> String {
+    let m = &doc.machine;
+    format!("{}, {} cores, Linux {}", m.cpu_model, m.cores, m.kernel)
+}
+
+fn side(path: &Path, doc: &Document) -> Side {
+    let floors = doc.conditions.as_ref().and_then(|c| match (&c.floors, &c.floors_after) {
+        (Some(a), Some(b)) => Some(a.lower(b)),
+        (a, b) => a.clone().or(b.clone()),
+    });
+    let trip = |f: &Option<Floors>, mode| f.as_ref().and_then(|f| f.of(mode)).map(|t| t.p50_ns);
+    Side {
+        path: path.to_path_buf(),
+        started: doc.started.clone(),
+        machine: machine_name(doc),
+        runs: doc.settings.runs,
+        polling_floor_ns: trip(&floors, RecvMode::Polling),
+        waiting_floor_ns: trip(&floors, RecvMode::Waiting),
+    }
+}
+
+fn verdict(m: Measure, (change, low, high): (f64, f64, f64), threshold: f64) -> Verdict {
+    let better = (change > 0.0) == m.higher_is_better();
+    if change.abs() <= threshold {
+        Verdict::NoChange
+    } else if low <= 0.0 && high >= 0.0 {
+        Verdict::WithinNoise
+    } else if better {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    }
+}
+
+/// Compares two results files.
+pub fn compare(
+    (old_path, old): (&Path, &Document),
+    (new_path, new): (&Path, &Document),
+    threshold: f64,
+    across_machines: bool,
+) -> Result<Comparison> {
+    let same = |d: &Document| (d.machine.cpu_model.clone(), d.machine.cores, d.machine.kernel.clone());
+    let mut notes = Vec::new();
+    if same(old) != same(new) {
+        if !across_machines {
+            bail!(
+                "{} was measured on {} and {} on {}: figures of two machines differ by the machines as much \
+                 as by the libraries; pass --across-machines to compare them anyway",
+                old_path.display(),
+                machine_name(old),
+                new_path.display(),
+                machine_name(new)
+            );
+        }
+        notes.push(format!(
+            "The files come from two machines (OLD: {}; NEW: {}): every change includes the machines' difference.",
+            machine_name(old),
+            machine_name(new)
+        ));
+    }
+    let (o, n) = (side(old_path, old), side(new_path, new));
+    for (name, a, b) in [
+        ("polling", o.polling_floor_ns, n.polling_floor_ns),
+        ("waiting", o.waiting_floor_ns, n.waiting_floor_ns),
+    ] {
+        if let (Some(a), Some(b)) = (a, b)
+            && a.max(b) > FLOOR_MOVED * a.min(b)
+        {
+            notes.push(format!(
+                "The machine's {name} floor moved between the files ({} in OLD, {} in NEW): the host placed the \
+                 cores differently, and figures near that floor moved with it, not with the libraries.",
+                nanos(a),
+                nanos(b)
+            ));
+        }
+    }
+    if o.runs.min(n.runs) <= 3 {
+        notes.push(format!(
+            "With {} runs behind a median its interval is the runs' whole range: only a change larger than the \
+             runs' spread is a verdict (more --runs narrow it).",
+            o.runs.min(n.runs)
+        ));
+    }
+    let find = |doc: &'_ Document, r: &CaseResult| -> Option<CaseResult> {
+        doc.results.iter().find(|x| x.case == r.case && x.library == r.library).cloned()
+    };
+    let mut rows = Vec::new();
+    let mut left_out = Vec::new();
+    for r in &new.results {
+        let Some(before) = find(old, r) else {
+            if r.status != Status::Unsupported {
+                left_out.push((r.case.clone(), r.library.clone(), "only in NEW".into()));
+            }
+            continue;
+        };
+        if r.status != Status::Ok || before.status != Status::Ok {
+            // Two dashes are the same dash.
+            if (r.status, before.status) != (Status::Unsupported, Status::Unsupported) {
+                let why = format!("{} in OLD, {} in NEW", before.status.as_str(), r.status.as_str());
+                left_out.push((r.case.clone(), r.library.clone(), why));
+            }
+            continue;
+        }
+        for m in &r.modes {
+            let Some(bm) = before.modes.iter().find(|x| x.mode == m.mode) else { continue };
+            for figure in Measure::of(r.pattern) {
+                let values = |runs: &[results::RunRecord]| -> Vec<f64> {
+                    runs.iter().filter_map(|x| figure.get(&x.figures)).collect()
+                };
+                let (a, b) = (values(&bm.runs), values(&m.runs));
+                let Some(ch) = noise::change(&a, &b) else { continue };
+                rows.push(Row {
+                    case: r.case.clone(),
+                    library: r.library.clone(),
+                    mode: m.mode.as_str().into(),
+                    figure,
+                    old: middle(a.clone()).expect("not empty"),
+                    new: middle(b.clone()).expect("not empty"),
+                    old_runs: a.len(),
+                    new_runs: b.len(),
+                    change: ch.0,
+                    low: ch.1,
+                    high: ch.2,
+                    verdict: verdict(figure, ch, threshold),
+                });
+            }
+        }
+    }
+    for r in &old.results {
+        if find(new, r).is_none() && r.status != Status::Unsupported {
+            left_out.push((r.case.clone(), r.library.clone(), "only in OLD".into()));
+        }
+    }
+    Ok(Comparison {
+        old: o,
+        new: n,
+        threshold,
+        confidence: CONFIDENCE,
+        method: METHOD,
+        notes,
+        rows,
+        left_out,
+    })
+}
+
+/// `+4.1%`, `-30.0%`.
+fn signed(share: f64) -> String {
+    format!("{:+.1}%", share * 100.0)
+}
+
+impl Comparison {
+    /// Whether anything got slower (or costlier) beyond the threshold and the noise.
+    pub fn slower(&self) -> bool {
+        self.rows.iter().any(|r| r.verdict == Verdict::Slower)
+    }
+
+    fn table(&self) -> Table {
+        let header = ["case", "library", "mode", "figure", "OLD", "NEW", "change", "interval", "verdict"];
+        Table {
+            header: header.map(String::from).to_vec(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| {
+                    [
+                        r.case.clone(),
+                        r.library.clone(),
+                        r.mode.clone(),
+                        r.figure.name().into(),
+                        r.figure.text(r.old),
+                        r.figure.text(r.new),
+                        signed(r.change),
+                        format!("{} to {}", signed(r.low), signed(r.high)),
+                        r.verdict.text(r.figure).into(),
+                    ]
+                    .map(Cell::Text)
+                    .to_vec()
+                })
+                .collect(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The lines above the table: both files, the method, and the notes on noise.
+    fn preamble(&self) -> Vec<String> {
+        let file = |name: &str, s: &Side| {
+            let floors = match (s.polling_floor_ns, s.waiting_floor_ns) {
+                (Some(p), Some(w)) => format!("; floors {} polling, {} waiting", nanos(p), nanos(w)),
+                _ => String::new(),
+            };
+            format!(
+                "{name}: {} (started {}; {}; {} runs per case{floors})",
+                s.path.display(),
+                s.started,
+                s.machine,
+                s.runs
+            )
+        };
+        let mut out = vec![file("OLD", &self.old), file("NEW", &self.new)];
+        out.push(format!(
+            "Each change is NEW against OLD with its {} interval ({}). A change beyond {} whose interval \
+             leaves out zero is faster or slower; a smaller one is no change; a larger one whose interval \
+             holds zero is no change within noise.",
+            whole_percent(self.confidence),
+            self.method,
+            whole_percent(self.threshold)
+        ));
+        out.extend(self.notes.iter().cloned());
+        out
+    }
+
+    /// The counts under the table.
+    fn summary(&self) -> String {
+        let count = |v: Verdict| self.rows.iter().filter(|r| r.verdict == v).count();
+        let mut out = format!(
+            "{} figures compared: {} faster (or cheaper), {} slower (or costlier), {} no change, {} no change within noise.",
+            self.rows.len(),
+            count(Verdict::Faster),
+            count(Verdict::Slower),
+            count(Verdict::NoChange),
+            count(Verdict::WithinNoise)
+        );
+        if !self.left_out.is_empty() {
+            let shown: Vec<String> =
+                self.left_out.iter().take(8).map(|(c, l, why)| format!("{c} {l} ({why})")).collect();
+            let more = self.left_out.len().saturating_sub(shown.len());
+            out.push_str(&format!(
+                " Not compared, {}: {}{}.",
+                self.left_out.len(),
+                shown.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            ));
+        }
+        out
+    }
+
+    pub fn terminal(&self) -> String {
+        let mut out = self.preamble().join("\n");
+        out.push_str("\n\n");
+        out.push_str(&terminal::render(&self.table()));
+        out.push_str("\n\n");
+        out.push_str(&self.summary());
+        out
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("# ipcbench compare\n\n");
+        for line in self.preamble() {
+            out.push_str(&format!("- {line}\n"));
+        }
+        out.push('\n');
+        out.push_str(&markdown::render(&self.table()));
+        out.push('\n');
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
+    }
+
+    pub fn json(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_needs_the_threshold_and_the_noise_both() {
+        let t = 0.05;
+        assert_eq!(verdict(Measure::MsgsPerS, (-0.3, -0.4, -0.2), t), Verdict::Slower);
+        assert_eq!(verdict(Measure::P50Ns, (-0.3, -0.4, -0.2), t), Verdict::Faster);
+        assert_eq!(verdict(Measure::P50Ns, (0.3, -0.1, 0.6), t), Verdict::WithinNoise);
+        assert_eq!(verdict(Measure::MsgsPerS, (0.03, 0.01, 0.05), t), Verdict::NoChange);
+        assert_eq!(Verdict::Slower.text(Measure::CpuNsPerMsg), "costlier");
+    }
+
+    #[test]
+    fn a_round_trip_compares_its_latencies_and_a_stream_its_rate() {
+        assert_eq!(Measure::of(Pattern::StreamRtt), [Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]);
+        assert_eq!(Measure::of(Pattern::Stream), [Measure::MsgsPerS, Measure::CpuNsPerMsg]);
+        assert_eq!(
+            Measure::of(Pattern::Service),
+            [Measure::MsgsPerS, Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! The noise behind a median: how far it could move if the runs were done again. Both intervals
+//! here are percentile bootstraps over the runs (docs/METHOD.md, "Noise"): the runs are drawn
+//! again with replacement, the median taken, many times, and the middle 95 % of those medians is
+//! the interval. The draws come from a fixed seed, so one file always gives the same intervals.
+//!
+//! With 3 runs a resampled median is one of the 3 runs, so the interval is the runs' whole
+//! range: wide, as 3 runs are. It narrows from about 8 runs on.
+
+use crate::analysis::middle;
+
+/// The share of the resampled medians an interval holds.
+pub const CONFIDENCE: f64 = 0.95;
+/// Resamples per interval: enough for a stable 2.5th percentile, cheap at 15 runs.
+const RESAMPLES: usize = 2000;
+/// Any fixed seed: an interval must not change between two readings of one file.
+const SEED: u64 = 0x1bc5_9e37_79b9_7f4a;
+
+/// SplitMix64: a small, good generator for index draws (no dependency for 20 lines).
+struct Draws(u64);
+
+impl Draws {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// An index below `n`, without the modulo's bias.
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next()) * n as u128) >> 64) as usize
+    }
+
+    /// The median of `values` drawn again with replacement.
+    fn resampled_median(&mut self, values: &[f64]) -> f64 {
+        middle((0..values.len()).map(|_| values[self.below(values.len())]).collect())
+            .expect("values are not empty")
+    }
+}
+
+/// The (low, high) percentiles of `CONFIDENCE` in `stats`.
+fn percentiles(mut stats: Vec<f64>) -> (f64, f64) {
+    stats.sort_by(f64::total_cmp);
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    let n = stats.len();
+    let lo = ((n as f64 * tail).floor() as usize).min(n - 1);
+    let hi = ((n as f64 * (1.0 - tail)).ceil() as usize).clamp(1, n) - 1;
+    (stats[lo], stats[hi])
+}
+
+/// The interval of the median of `values` (one figure of each run): (low, high).
+pub fn median_interval(values: &[f64]) -> Option<(f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut draws = Draws(SEED);
+    Some(percentiles((0..RESAMPLES).map(|_| draws.resampled_median(values)).collect()))
+}
+
+/// The change from the median of `old` to the median of `new`, as a share of the old median
+/// (+0.10: 10 % more), with its interval: (change, low, high). None when either side is empty
+/// or the old median is not above zero.
+pub fn change(old: &[f64], new: &[f64]) -> Option<(f64, f64, f64)> {
+    let (a, b) = (middle(old.to_vec())?, middle(new.to_vec())?);
+    if a <= 0.0 || new.is_empty() {
+        return None;
+    }
+    let mut draws = Draws(SEED);
+    let ratios = (0..RESAMPLES)
+        .map(|_| {
+            let o = draws.resampled_median(old);
+            let n = draws.resampled_median(new);
+            if o > 0.0 { n / o - 1.0 } else { f64::INFINITY }
+        })
+        .collect();
+    let (lo, hi) = percentiles(ratios);
+    Some((b / a - 1.0, lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_runs_give_their_whole_range() {
+        assert_eq!(median_interval(&[10.0, 12.0, 11.0]), Some((10.0, 12.0)));
+        assert_eq!(median_interval(&[5.0]), Some((5.0, 5.0)));
+        assert_eq!(median_interval(&[]), None);
+    }
+
+    #[test]
+    fn more_runs_narrow_the_interval_inside_their_range() {
+        let runs: Vec<f64> = (0..15).map(|i| 100.0 + f64::from(i)).collect();
+        let (lo, hi) = median_interval(&runs).unwrap();
+        assert!(lo > 100.0 && hi < 114.0 && lo <= 107.0 && hi >= 107.0, "{lo} {hi}");
+    }
+
+    #[test]
+    fn the_same_runs_change_nothing_and_a_slowdown_is_outside_the_noise() {
+        let runs = [100.0, 90.0, 105.0];
+        let (c, lo, hi) = change(&runs, &runs).unwrap();
+        assert_eq!(c, 0.0);
+        assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
+        let slowed: Vec<f64> = runs.iter().map(|r| r * 0.7).collect();
+        let (c, lo, hi) = change(&runs, &slowed).unwrap();
+        assert!((c + 0.3).abs() < 1e-9, "{c}");
+        assert!(hi < 0.0 && lo < -0.3, "{lo} {hi}");
+        assert_eq!(change(&[], &runs), None);
+        // One run each: no noise to speak of, the interval is the change itself.
+        let (c, lo, hi) = change(&[100.0], &[130.0]).unwrap();
+        assert!((c - 0.3).abs() < 1e-9 && lo == hi && (lo - c).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,111 @@
+//! `ipcbench compare`: a file against itself changes nothing; a copy slowed on purpose is
+//! slower and fails the command; other machines and bad flags are refused with what to do.
+
+use super::*;
+
+/// The committed full run the comparisons start from.
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-01T21-09-44Z.json");
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("compare --format json: {e}"))
+}
+
+#[test]
+fn a_file_against_itself_is_no_change_everywhere() {
+    let out = ipcbench(&["compare", REFERENCE, REFERENCE, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = json_of(&out);
+    let rows = c["rows"].as_array().unwrap();
+    assert!(rows.len() > 300, "figures compared: {}", rows.len());
+    for r in rows {
+        assert_eq!(r["verdict"], "no_change", "{r}");
+        assert_eq!(r["change"], 0.0, "{r}");
+        assert!(r["low"].as_f64().unwrap() <= 0.0 && r["high"].as_f64().unwrap() >= 0.0, "{r}");
+    }
+    // Two dashes are the same dash; nothing measured in one file alone.
+    assert_eq!(c["left_out"].as_array().unwrap().len(), 0, "{}", c["left_out"]);
+    let text = ipcbench(&["compare", REFERENCE, REFERENCE]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("0 faster (or cheaper), 0 slower (or costlier)"), "{text}");
+    assert!(text.contains("With 3 runs behind a median its interval is the runs' whole range"), "{text}");
+}
+
+/// Every rate ×0.7 and every time ×1/0.7 in every run: the library is 30 % slower.
+fn slowed(doc: &mut Value) {
+    for r in doc["results"].as_array_mut().unwrap() {
+        // (Indexing a missing key mutably would insert a null.)
+        let Some(modes) = r.get_mut("modes").and_then(Value::as_array_mut) else { continue };
+        for m in modes {
+            for run in m["runs"].as_array_mut().unwrap() {
+                let f = &mut run["figures"];
+                f["msgs_per_s"] = (f["msgs_per_s"].as_f64().unwrap() * 0.7).into();
+                for key in ["p50_ns", "p99_ns", "cpu_ns_per_msg"] {
+                    if let Some(v) = f[key].as_f64() {
+                        f[key] = (v / 0.7).into();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_copy_slowed_by_30_percent_is_slower_and_fails() {
+    let dir = out_dir("compare-slowed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
+    slowed(&mut doc);
+    let copy = dir.join("slowed.json");
+    std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
+    let copy = copy.to_str().unwrap();
+
+    let out = ipcbench(&["compare", REFERENCE, copy, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = json_of(&out)["rows"].as_array().unwrap().clone();
+    let slower = rows.iter().filter(|r| r["verdict"] == "slower").count();
+    for r in &rows {
+        // A 30 % slowdown is never called faster or no change; only runs spread wider than it
+        // may hide it in their noise.
+        assert!(r["verdict"] == "slower" || r["verdict"] == "within_noise", "{r}");
+        let c = r["change"].as_f64().unwrap();
+        let expected = if r["figure"] == "msgs_per_s" { -0.3 } else { 1.0 / 0.7 - 1.0 };
+        assert!((c - expected).abs() < 1e-9, "{r}");
+    }
+    assert!(slower * 10 >= rows.len() * 8, "{slower} of {} slower", rows.len());
+    // The other way round it is faster, and the command passes.
+    let back = ipcbench(&["compare", copy, REFERENCE, "--format", "markdown", "--threshold", "10%"]);
+    assert_eq!(back.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&back.stdout);
+    assert!(md.starts_with("# ipcbench compare\n"), "{md}");
+    assert!(md.contains("| stream/16B | fastipc | waiting | rate |") && md.contains("| faster |"), "{md}");
+    assert!(md.contains("A change beyond 10%"), "{md}");
+    // Past the threshold nothing is a verdict.
+    let lenient = ipcbench(&["compare", REFERENCE, copy, "--threshold", "50%"]);
+    assert_eq!(lenient.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
+    let dir = out_dir("compare-machines");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
+    doc["machine"]["cpu_model"] = "Another CPU".into();
+    let other = dir.join("other.json");
+    std::fs::write(&other, serde_json::to_string(&doc).unwrap()).unwrap();
+    let other = other.to_str().unwrap();
+    assert_refused(
+        &["compare", REFERENCE, other],
+        &["measured on AMD EPYC", "on Another CPU", "--across-machines"],
+    );
+    let out = ipcbench(&["compare", REFERENCE, other, "--across-machines"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("The files come from two machines"));
+    assert_refused(
+        &["compare", REFERENCE, REFERENCE, "--threshold", "five"],
+        &["--threshold \"five\"", "such as 5%"],
+    );
+    assert_refused(&["compare", REFERENCE, REFERENCE, "--format", "xml"], &["--format \"xml\"", "markdown"]);
+    assert_refused(&["compare", REFERENCE], &["NEW"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
