@@ -102,6 +102,30 @@ pub fn checks(
             "bare metal".into()
         },
     });
+    out.push(Check {
+        name: "topology",
+        value: machine.topology.as_ref().map_or("not exposed by /sys".into(), |t| t.summary()),
+        bends: false,
+        advice:
+            "two processes on SMT siblings share a core's caches and its pipeline, on two cores only the \
+                 shared cache: --pin places each role on a CPU of its own and records which"
+                .into(),
+    });
+    let clock = machine.clocksource.clone();
+    out.push(Check {
+        name: "clock source",
+        value: clock.clone().unwrap_or_else(|| "not exposed".into()),
+        bends: clock.as_deref().is_some_and(|c| c != "tsc"),
+        advice: match clock.as_deref() {
+            Some("tsc") => "every timestamp is a TSC read, tens of nanoseconds".into(),
+            Some(other) => format!(
+                "every timestamp goes through {other}, slower than the TSC and part of every latency figure: \
+                 echo tsc | sudo tee {} (if available_clocksource lists it)",
+                crate::machine::CLOCKSOURCE
+            ),
+            None => "unknown: compare latencies only with runs on the same machine".into(),
+        },
+    });
     let slow = c.wake_up_us.is_some_and(|w| w.median_us > SLOW_WAKE_US);
     out.push(Check {
         name: "idle-core wake-up",

@@ -21,6 +21,141 @@ pub struct Machine {
     #[serde(default)]
     pub container: Option<String>,
     pub memory_bytes: u64,
+    /// How the CPUs share cores, caches and memory (from /sys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<Topology>,
+    /// The kernel's clock source: every timestamp of a run is read through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
+}
+
+/// How the CPUs share cores, caches and memory, as /sys/devices/system describes them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Topology {
+    pub cpus: Vec<Cpu>,
+    /// Each distinct cache (level, kind, size) and the CPUs that share it.
+    pub caches: Vec<Cache>,
+    /// Each NUMA node and its CPUs: `node0: 0-1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa_nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cpu {
+    pub cpu: usize,
+    pub core_id: Option<u32>,
+    pub package: Option<u32>,
+    /// The CPUs of its core (SMT siblings), itself included: `0,8`, or `0` with no SMT.
+    pub siblings: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cache {
+    pub level: u32,
+    /// Data, Instruction or Unified.
+    pub kind: String,
+    pub size: String,
+    pub shared_cpus: String,
+}
+
+/// The clock source this kernel reads time through.
+pub const CLOCKSOURCE: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+impl Topology {
+    /// Read from /sys for the CPUs this process may run on; None where /sys says nothing.
+    pub fn this() -> Option<Topology> {
+        let cpu_dir = |c: usize| format!("/sys/devices/system/cpu/cpu{c}");
+        let cpus: Vec<Cpu> = allowed_cpus()
+            .into_iter()
+            .map(|c| {
+                let t = |f: &str| read(&format!("{}/topology/{f}", cpu_dir(c)));
+                Cpu {
+                    cpu: c,
+                    core_id: t("core_id").and_then(|v| v.parse().ok()),
+                    package: t("physical_package_id").and_then(|v| v.parse().ok()),
+                    siblings: t("thread_siblings_list").unwrap_or_else(|| c.to_string()),
+                }
+            })
+            .collect();
+        let mut caches: Vec<Cache> = Vec::new();
+        for c in &cpus {
+            for i in 0..8 {
+                let f = |name: &str| read(&format!("{}/cache/index{i}/{name}", cpu_dir(c.cpu)));
+                let (Some(level), Some(kind), Some(size), Some(shared)) =
+                    (f("level").and_then(|l| l.parse().ok()), f("type"), f("size"), f("shared_cpu_list"))
+                else {
+                    continue;
+                };
+                let cache = Cache { level, kind, size, shared_cpus: shared };
+                if !caches.contains(&cache) {
+                    caches.push(cache);
+                }
+            }
+        }
+        let mut numa_nodes: Vec<String> = fs::read_dir("/sys/devices/system/node")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_string();
+                name.strip_prefix("node")?.parse::<u32>().ok()?;
+                Some(format!("{name}: {}", read(&format!("/sys/devices/system/node/{name}/cpulist"))?))
+            })
+            .collect();
+        numa_nodes.sort();
+        (!cpus.is_empty()).then_some(Topology { cpus, caches, numa_nodes })
+    }
+
+    /// One line: `2 CPUs on 2 cores (no SMT), 1 package; L1d 48K, L1i 32K, L2 1024K per core;
+    /// L3 32768K shared by CPUs 0-1; NUMA node0: 0-1`.
+    pub fn summary(&self) -> String {
+        let mut cores: Vec<&str> = self.cpus.iter().map(|c| c.siblings.as_str()).collect();
+        cores.sort();
+        cores.dedup();
+        let mut packages: Vec<Option<u32>> = self.cpus.iter().map(|c| c.package).collect();
+        packages.sort();
+        packages.dedup();
+        let smt = if cores.len() == self.cpus.len() {
+            "no SMT".to_string()
+        } else {
+            format!(
+                "SMT siblings {}",
+                cores.iter().filter(|s| s.contains([',', '-'])).cloned().collect::<Vec<_>>().join(" ")
+            )
+        };
+        let mut out = format!(
+            "{} CPUs on {} cores ({smt}), {} package{}",
+            self.cpus.len(),
+            cores.len(),
+            packages.len(),
+            if packages.len() == 1 { "" } else { "s" }
+        );
+        let name = |c: &Cache| {
+            let kind = match c.kind.as_str() {
+                "Data" => "d",
+                "Instruction" => "i",
+                _ => "",
+            };
+            format!("L{}{kind} {}", c.level, c.size)
+        };
+        // A cache each CPU has alone is "per core"; a shared one names its CPUs.
+        let mut private: Vec<String> = Vec::new();
+        for c in self.caches.iter().filter(|c| cores.contains(&c.shared_cpus.as_str())) {
+            if !private.contains(&name(c)) {
+                private.push(name(c));
+            }
+        }
+        if !private.is_empty() {
+            out.push_str(&format!("; {} per core", private.join(", ")));
+        }
+        for c in self.caches.iter().filter(|c| !cores.contains(&c.shared_cpus.as_str())) {
+            out.push_str(&format!("; {} shared by CPUs {}", name(c), c.shared_cpus));
+        }
+        if !self.numa_nodes.is_empty() {
+            out.push_str(&format!("; NUMA {}", self.numa_nodes.join(", ")));
+        }
+        out
+    }
 }
 
 /// The conditions a run started in (the results' `conditions`).
@@ -154,21 +289,38 @@ fn idle_states() -> Option<String> {
     Some(format!("{driver}: {}", states.join(", ")))
 }
 
-/// Pins the calling thread to the `nth` core it may run on, if there is one.
-fn pin(nth: usize) {
-    // SAFETY: cpu_set_t is plain old data; the calls take our own thread (pid 0) and a set.
+/// The CPUs this process may run on (its affinity mask), in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain old data, filled by the call for our own process (pid 0).
     unsafe {
         let mut allowed: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
-            return;
+            return Vec::new();
         }
-        let Some(cpu) = (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &allowed)).nth(nth)
-        else {
-            return;
-        };
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &allowed)).collect()
+    }
+}
+
+/// Pins the calling thread (and the threads it starts from now on) to `cpu`.
+pub fn pin_to(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is plain old data; the call takes our own thread (pid 0) and a set.
+    unsafe {
         let mut one: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut one);
-        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one);
+        if libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Pins the calling thread to the `nth` core it may run on, if there is one.
+fn pin(nth: usize) {
+    if let Some(&cpu) = allowed_cpus().get(nth) {
+        let _ = pin_to(cpu);
     }
 }
 
@@ -254,6 +406,8 @@ impl Machine {
             hypervisor,
             container: detect("--container"),
             memory_bytes,
+            topology: Topology::this(),
+            clocksource: read(CLOCKSOURCE),
         }
     }
 }
@@ -261,4 +415,43 @@ impl Machine {
 /// The cores this process may run on.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(level: u32, kind: &str, size: &str, shared: &str) -> Cache {
+        Cache { level, kind: kind.into(), size: size.into(), shared_cpus: shared.into() }
+    }
+
+    #[test]
+    fn the_topology_says_which_cpus_share_a_core_and_a_cache() {
+        let cpu =
+            |cpu, siblings: &str| Cpu { cpu, core_id: Some(0), package: Some(0), siblings: siblings.into() };
+        let smt = Topology {
+            cpus: vec![cpu(0, "0,2"), cpu(1, "1,3"), cpu(2, "0,2"), cpu(3, "1,3")],
+            caches: vec![
+                cache(1, "Data", "32K", "0,2"),
+                cache(2, "Unified", "1024K", "0,2"),
+                cache(1, "Data", "32K", "1,3"),
+                cache(2, "Unified", "1024K", "1,3"),
+                cache(3, "Unified", "32768K", "0-3"),
+            ],
+            numa_nodes: vec!["node0: 0-3".into()],
+        };
+        assert_eq!(
+            smt.summary(),
+            "4 CPUs on 2 cores (SMT siblings 0,2 1,3), 1 package; L1d 32K, L2 1024K per core; L3 32768K shared \
+             by CPUs 0-3; NUMA node0: 0-3"
+        );
+    }
+
+    #[test]
+    fn this_machine_has_a_topology_and_a_clock_source() {
+        let t = Topology::this().expect("/sys describes the CPUs");
+        assert_eq!(t.cpus.len(), cores());
+        assert!(t.summary().starts_with(&format!("{} CPUs on ", cores())), "{}", t.summary());
+        assert!(read(CLOCKSOURCE).is_some_and(|c| !c.is_empty()));
+    }
 }

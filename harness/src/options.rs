@@ -13,7 +13,7 @@ use crate::fault::Fault;
 use crate::machine::Machine;
 use crate::matrix::{self, Case};
 use crate::registry;
-use crate::results::{self, Document, Order, RunStatus};
+use crate::results::{self, Document, Order, Pin, RunStatus};
 
 /// What a run measures, and how.
 pub struct Options {
@@ -35,6 +35,8 @@ pub struct Options {
     pub buffer: Option<usize>,
     /// A connect case's fresh senders per run.
     pub connects: u32,
+    /// `--pin`: where each role's process runs.
+    pub pin: Option<Pin>,
 }
 
 /// `--connects` when a results file does not say (one written before connect cases).
@@ -87,6 +89,11 @@ pub struct Measure {
     /// How many fresh sender processes each run of a connect case starts, one after another.
     #[arg(long, default_value = "20")]
     connects: String,
+    /// Pins each role's process to a CPU of its own before it opens its endpoint (more roles
+    /// than CPUs take them round again); `--pin same-core` puts every role on one CPU. The
+    /// results record each role's CPU.
+    #[arg(long, num_args = 0..=1, default_missing_value = "spread", value_name = "same-core")]
+    pin: Option<String>,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true)]
     fault: Option<String>,
@@ -108,6 +115,7 @@ impl Measure {
             order,
             buffer,
             connects,
+            pin,
         } = self;
         let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
         if runs == 0 {
@@ -140,6 +148,12 @@ impl Measure {
                 .map(|b| matrix::parse_size(&b).map_err(|e| anyhow!("--buffer: {e}")))
                 .transpose()?,
             connects,
+            pin: pin
+                .map(|p| {
+                    Pin::parse(&p)
+                        .ok_or_else(|| anyhow!("--pin {p:?}: give no value (a CPU per role) or same-core"))
+                })
+                .transpose()?,
         })
     }
 
@@ -203,6 +217,7 @@ impl Measure {
             order: s.order,
             buffer: s.buffer_bytes,
             connects: s.connects.unwrap_or(DEFAULT_CONNECTS),
+            pin: s.pin,
         };
         results::remove_partial_copies(&path);
         Ok((options, Resume { path, doc }))

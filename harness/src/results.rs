@@ -63,8 +63,49 @@ pub struct Settings {
     /// `--connects`: the fresh senders of each run of a connect case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connects: Option<u32>,
+    /// `--pin`: how each role's process was placed on the CPUs; absent: where the scheduler put it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
     pub cases: Vec<String>,
     pub libraries: Vec<String>,
+}
+
+/// `--pin`: where each role's process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pin {
+    /// Each role on a CPU of its own, in the order of the case's roles; more roles than CPUs
+    /// take them round again.
+    Spread,
+    /// Every role on one CPU: they time-share it.
+    SameCore,
+}
+
+impl Pin {
+    pub fn parse(text: &str) -> Option<Pin> {
+        match text {
+            "spread" => Some(Pin::Spread),
+            "same-core" => Some(Pin::SameCore),
+            _ => None,
+        }
+    }
+
+    /// What the pinning did, for the reports.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Pin::Spread => "each role pinned to a CPU of its own (--pin)",
+            Pin::SameCore => "every role pinned to one CPU (--pin same-core)",
+        }
+    }
+
+    /// The CPU of the `i`th role, from the CPUs the driver may use.
+    pub fn cpu(self, cpus: &[usize], i: usize) -> Option<usize> {
+        match self {
+            _ if cpus.is_empty() => None,
+            Pin::Spread => Some(cpus[i % cpus.len()]),
+            Pin::SameCore => Some(cpus[0]),
+        }
+    }
 }
 
 /// How the trials of a case are ordered.
@@ -189,6 +230,9 @@ pub struct CaseResult {
     /// What a reader must know beside the figure (servers that do not share a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// `--pin`: the CPU of each role, and which roles shared one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
     /// Other ipcbench runs (their driver's pid) seen alive on the machine during this case:
     /// they competed for the cores.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -306,6 +350,10 @@ pub struct Figures {
 pub struct RoleReport {
     pub role: Role,
     pub index: usize,
+    /// `--pin`: the CPU the process ran on when its loop began (it was pinned there before it
+    /// opened its endpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
     /// Messages (or requests) sent in all, warm-up included.
     pub sent: u64,
     /// Messages sent, or round trips completed, in the measured window.
@@ -402,6 +450,7 @@ impl RoleReport {
         RoleReport {
             role,
             index,
+            cpu: None,
             sent: 0,
             measured: 0,
             window_start_ns: 0,

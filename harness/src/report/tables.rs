@@ -69,6 +69,8 @@ pub fn machine_table(view: &View) -> Table {
         "OS",
         "kernel",
         "hypervisor",
+        "topology",
+        "clock source",
         "idle-core wake-up",
         "floors",
         "busy at start",
@@ -95,6 +97,8 @@ pub fn machine_table(view: &View) -> Table {
                     .flatten()
                     .collect::<Vec<_>>()
                     .join(", "),
+                m.topology.as_ref().map_or("not recorded".into(), |t| t.summary()),
+                m.clocksource.clone().unwrap_or_else(|| "not recorded".into()),
                 d.conditions
                     .as_ref()
                     .and_then(|c| c.wake_up_us)
@@ -110,8 +114,11 @@ pub fn machine_table(view: &View) -> Table {
                 ),
                 d.conditions.as_ref().map_or("not recorded".into(), |c| format!("{:.2} cores", c.busy_cores)),
                 format!(
-                    "{} of {} s after {} s of warm-up",
-                    d.settings.runs, d.settings.duration_s, d.settings.warmup_s
+                    "{} of {} s after {} s of warm-up{}",
+                    d.settings.runs,
+                    d.settings.duration_s,
+                    d.settings.warmup_s,
+                    d.settings.pin.map_or(String::new(), |p| format!("; {}", p.meaning()))
                 ),
                 d.started.chars().take(10).collect(),
                 d.toolchain.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join("; "),

@@ -11,7 +11,7 @@ use ipcbench_api::{Library, Opened, Received, Rx, Setup, Side, Tx};
 
 use super::loops::arrived;
 use super::message::{self, MEASURED};
-use super::{ChildArgs, say, say_result};
+use super::{ChildArgs, report_of, say, say_result};
 use crate::histogram;
 use crate::matrix::Role;
 use crate::results::RoleReport;
@@ -24,7 +24,7 @@ pub fn attempt_name(trial: &str, k: usize) -> String {
 }
 
 pub fn run<L: Library>(args: &ChildArgs, setup: &Setup) -> Result<()> {
-    let report = RoleReport::new(args.role, args.index);
+    let report = report_of(args);
     match (args.role, args.connects, args.attempt) {
         (Role::Receiver, Some(n), _) => {
             let report = receive::<L>(setup, n, report)?;

@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side};
 
+use crate::machine;
 use crate::matrix::{self, Pace, Role};
 use crate::results::RoleReport;
 use loops::{
@@ -56,6 +57,9 @@ pub struct ChildArgs {
     pub connects: Option<usize>,
     #[arg(long)]
     pub attempt: Option<usize>,
+    /// `--pin`: the CPU to run on, set before the endpoint opens.
+    #[arg(long)]
+    pub cpu: Option<usize>,
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -90,6 +94,7 @@ impl ChildArgs {
         .chain(self.buffer.map(|b| ("--buffer-bytes", b.to_string())))
         .chain(self.connects.map(|n| ("--connects", n.to_string())))
         .chain(self.attempt.map(|k| ("--attempt", k.to_string())))
+        .chain(self.cpu.map(|c| ("--cpu", c.to_string())))
         .flat_map(|(flag, value)| [flag.to_string(), value])
         .collect()
     }
@@ -98,6 +103,18 @@ impl ChildArgs {
 /// Runs one role of library `L`.
 pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     let case = matrix::find(&args.case)?;
+    if let Some(cpu) = args.cpu {
+        // Before the library starts any thread of its own: those inherit the CPU.
+        machine::pin_to(cpu).with_context(|| {
+            format!(
+                "{} {} {} of {}: pinning to CPU {cpu}",
+                L::info().id,
+                args.role.as_str(),
+                args.index,
+                case.name
+            )
+        })?;
+    }
     let setup = Setup {
         name: &args.name,
         dir: &args.dir,
@@ -191,6 +208,14 @@ fn run_paced<L: Library>(args: &ChildArgs, setup: &Setup, rate: u64) -> Result<(
     }
 }
 
+/// A report with nothing counted yet, for this child; a pinned one says the CPU it runs on
+/// (read, not assumed: a pin that did not take shows).
+fn report_of(args: &ChildArgs) -> RoleReport {
+    // SAFETY: sched_getcpu takes nothing and returns a CPU number or -1.
+    let on = args.cpu.and_then(|_| usize::try_from(unsafe { libc::sched_getcpu() }).ok());
+    RoleReport { cpu: on, ..RoleReport::new(args.role, args.index) }
+}
+
 /// One line to the driver, on its way at once.
 fn say(line: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
@@ -232,7 +257,7 @@ fn lead<E>(
         measure_from: start + args.warmup.as_nanos() as u64,
         end: start + (args.warmup + args.duration).as_nanos() as u64,
     };
-    let mut report = body(&mut endpoint, window, RoleReport::new(args.role, args.index))?;
+    let mut report = body(&mut endpoint, window, report_of(args))?;
     report.buffer = buffer.map(Into::into);
     // Read once the loop is done, while the endpoint is open: a library may map lazily.
     report.shared_mapped_bytes = shared_mapped_bytes();
@@ -288,6 +313,7 @@ mod tests {
             buffer: Some(65536),
             connects: Some(20),
             attempt: Some(3),
+            cpu: Some(1),
         };
         let line = std::iter::once("child".to_string()).chain(args.to_args());
         assert_eq!(Line::try_parse_from(line).unwrap().args, args);

@@ -4,10 +4,33 @@
 use ipcbench_api::{LibraryInfo, Requests, Shape};
 
 use crate::matrix::Case;
-use crate::results::{CaseResult, ModeResult, Status};
+use crate::results::{CaseResult, ModeResult, Pin, Status};
 
 /// The reason of a result the run's interruption cut short.
 const INTERRUPTED: &str = "the run was interrupted (Ctrl-C or SIGTERM)";
+
+/// Where `--pin` puts each role of `case` on `cpus`, in words: `sender 0 on CPU 0, receiver 0
+/// on CPU 1`, and which roles share a CPU when there are more roles than CPUs.
+pub fn placement(case: &Case, pin: Pin, cpus: &[usize]) -> String {
+    let roles = case.roles();
+    let mut on: Vec<(usize, Vec<String>)> = Vec::new();
+    for (i, (role, index)) in roles.iter().enumerate() {
+        let Some(cpu) = pin.cpu(cpus, i) else { return "not pinned: no CPU to pin to".into() };
+        let name = format!("{} {index}", role.as_str());
+        match on.iter_mut().find(|(c, _)| *c == cpu) {
+            Some((_, names)) => names.push(name),
+            None => on.push((cpu, vec![name])),
+        }
+    }
+    let each: Vec<String> =
+        on.iter().map(|(cpu, names)| format!("CPU {cpu}: {}", names.join(", "))).collect();
+    let shared = if on.iter().any(|(_, n)| n.len() > 1) {
+        format!("{} roles on {} CPU{}, shared; ", roles.len(), on.len(), if on.len() == 1 { "" } else { "s" })
+    } else {
+        String::new()
+    };
+    format!("{shared}{}", each.join("; "))
+}
 
 /// One case for one library, before any trial: a dash (the library lacks the pattern or the
 /// size), a skip, or `Ok` with a place for each receive mode's runs.
@@ -27,6 +50,7 @@ pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: 
         median: None,
         spread: None,
         note: None,
+        placement: None,
         concurrent_runs: Vec::new(),
         modes: Vec::new(),
     };

@@ -23,7 +23,7 @@ use ipcbench_api::LibraryInfo;
 
 use crate::analysis;
 use crate::floors::Floors;
-use crate::machine::{BUSY, Conditions, Machine};
+use crate::machine::{self, BUSY, Conditions, Machine};
 use crate::matrix::{self, Case};
 use crate::options::{Options, Resume};
 use crate::report::{Source, terminal};
@@ -92,6 +92,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     order: opts.order,
                     buffer_bytes: opts.buffer,
                     connects: Some(opts.connects),
+                    pin: opts.pin,
                     cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
                     libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
                 },
@@ -130,7 +131,14 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         eprintln!("ipcbench: resuming: {} of {total} done before, kept; running the rest", kept.len());
     }
 
-    let ctx = RunContext { opts, dir: &run_dir.path, tag: &run_dir.tag, cores, warned: Default::default() };
+    let ctx = RunContext {
+        opts,
+        dir: &run_dir.path,
+        tag: &run_dir.tag,
+        cores,
+        cpus: machine::allowed_cpus(),
+        warned: Default::default(),
+    };
     let mut trials = 0usize;
     let mut failed = 0;
     let mut stop = false;
@@ -142,7 +150,13 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             .iter()
             .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
                 Some(r) => (r.clone(), false),
-                None => (ledger::begin(case, lib, cores, opts.skip_oversubscribed), true),
+                None => {
+                    let mut r = ledger::begin(case, lib, cores, opts.skip_oversubscribed);
+                    if r.status == Status::Ok {
+                        r.placement = opts.pin.map(|pin| ledger::placement(case, pin, &ctx.cpus));
+                    }
+                    (r, true)
+                }
             })
             .collect();
         let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
@@ -202,6 +216,8 @@ pub struct RunContext<'a> {
     pub dir: &'a Path,
     pub tag: &'a str,
     pub cores: usize,
+    /// The CPUs the driver may use, which `--pin` hands out.
+    pub cpus: Vec<usize>,
     /// The other runs already warned about.
     warned: RefCell<Vec<u32>>,
 }

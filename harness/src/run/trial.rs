@@ -97,6 +97,10 @@ impl Trial<'_> {
             buffer: opts.buffer,
             connects: None,
             attempt: None,
+            cpu: opts.pin.and_then(|pin| {
+                let i = self.case.roles().iter().position(|r| *r == (role, index))?;
+                pin.cpu(&self.ctx.cpus, i)
+            }),
         }
     }
 

@@ -231,3 +231,72 @@ fn an_interleaved_run_interrupted_mid_round_is_resumed_whole() {
     }
     t.nothing_left(pid);
 }
+
+/// The CPU each role ran on, per receive mode and run: (role, index, cpu).
+fn cpus_of(result: &Value) -> Vec<Vec<(String, u64, Option<u64>)>> {
+    result["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["runs"].as_array().unwrap())
+        .map(|run| {
+            run["roles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (r["role"].as_str().unwrap().to_string(), r["index"].as_u64().unwrap(), r["cpu"].as_u64())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn pinned_roles_run_on_the_cpus_the_results_record() {
+    let t = RunTest::new("pin");
+    // Aeron's media driver and ZeroMQ's I/O thread start after the pin and share their role's CPU.
+    let (pid, output, doc) =
+        short(&t.out, &words("run stream-rtt/16B service/4c1s/16B --lib uds,aeron,zmq --pin"));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(doc["settings"]["pin"], "spread");
+    let cpus = ipcbench::machine::allowed_cpus();
+    let roles = |case: &str| ipcbench::matrix::find(case).unwrap().roles();
+    for lib in ["uds", "aeron", "zmq"] {
+        for case in ["stream-rtt/16B", "service/4c1s/16B"] {
+            let r = results_of(&doc, case, lib);
+            if r["status"] == "unsupported" {
+                continue;
+            }
+            assert_eq!(r["status"], "ok", "{r}");
+            for run in cpus_of(r) {
+                for (i, (role, index)) in roles(case).iter().enumerate() {
+                    let seen = run.iter().find(|x| x.0 == role.as_str() && x.1 == *index as u64).unwrap();
+                    assert_eq!(seen.2, Some(cpus[i % cpus.len()] as u64), "{case} {lib} {seen:?}");
+                }
+            }
+            let placement = r["placement"].as_str().unwrap();
+            assert!(placement.contains(&format!("CPU {}: ", cpus[0])), "{placement}");
+            if roles(case).len() > cpus.len() {
+                assert!(placement.starts_with(&format!("5 roles on {} CPU", cpus.len())), "{placement}");
+            }
+        }
+    }
+    t.nothing_left(pid);
+
+    let t = RunTest::new("pin-same-core");
+    let (pid, output, doc) = short(&t.out, &words("run stream/16B --lib shm-ring,uds --pin same-core"));
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    for lib in ["shm-ring", "uds"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(cpus_of(r).iter().flatten().all(|x| x.2 == Some(cpus[0] as u64)), "{r}");
+        assert_eq!(
+            r["placement"],
+            format!("2 roles on 1 CPU, shared; CPU {}: receiver 0, sender 0", cpus[0])
+        );
+    }
+    t.nothing_left(pid);
+    assert_refused(&words("run stream/16B --pin everywhere"), &["--pin \"everywhere\"", "same-core"]);
+}
