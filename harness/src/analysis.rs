@@ -314,6 +314,15 @@ pub fn spread(pattern: Pattern, runs: &[RunRecord], median: &Figures) -> Option<
     Some(Spread { figure, min, max, relative })
 }
 
+/// The width of the interval of the median of `runs` (`noise::median_interval`), on the figure
+/// that counts, as a share of the median.
+pub fn interval_width(pattern: Pattern, runs: &[RunRecord]) -> Option<f64> {
+    let values: Vec<f64> = runs.iter().filter_map(|r| value(counted(pattern), &r.figures)).collect();
+    let (lo, hi) = crate::noise::median_interval(&values)?;
+    let mid = middle(values)?;
+    Some(if mid > 0.0 { (hi - lo) / mid } else { 0.0 })
+}
+
 /// A latency result whose sender left more than this share of its schedule unsent fell behind.
 pub const BEHIND: f64 = 0.01;
 
@@ -357,29 +366,37 @@ pub fn settle(r: &mut CaseResult) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rank {
     Fastest,
-    /// Its runs' range overlaps the fastest's: they can't be told apart.
+    /// Its median's interval overlaps the fastest's: they can't be told apart.
     Level,
     Behind,
 }
 
-/// A passed result's runs by goodness: (lowest, median, highest).
-pub fn run_range(r: &CaseResult) -> Option<(f64, f64, f64)> {
+/// A passed result's median by goodness, inside its interval (`noise::median_interval` of its
+/// best mode's runs; with up to 7 runs, their whole range): (low, median, high).
+pub fn interval(r: &CaseResult) -> Option<(f64, f64, f64)> {
     if r.status != Status::Ok {
         return None;
     }
     let median = goodness(r.pattern, r.median.as_ref()?)?;
     let mode = r.best()?;
     let runs: Vec<f64> = mode.runs.iter().filter_map(|run| goodness(r.pattern, &run.figures)).collect();
-    let lo = runs.iter().copied().fold(median, f64::min);
-    let hi = runs.iter().copied().fold(median, f64::max);
-    Some((lo, median, hi))
+    let (lo, hi) = crate::noise::median_interval(&runs).unwrap_or((median, median));
+    Some((lo.min(median), median, hi.max(median)))
+}
+
+/// Whether two passed results can be told apart: their intervals do not overlap.
+pub fn level(a: &CaseResult, b: &CaseResult) -> bool {
+    match (interval(a), interval(b)) {
+        (Some(x), Some(y)) => x.0 <= y.2 && y.0 <= x.2,
+        _ => false,
+    }
 }
 
 /// Where `r` stands among `row`, the results of its case on its machine (itself included): the
-/// best median is the fastest; a result whose best run reaches the fastest's worst is level.
+/// best median is the fastest; a result whose interval reaches the fastest's is level.
 pub fn rank<'a>(r: &CaseResult, row: impl IntoIterator<Item = &'a CaseResult>) -> Option<Rank> {
-    let mine = run_range(r)?;
-    let rivals: Vec<(f64, f64, f64)> = row.into_iter().filter_map(run_range).collect();
+    let mine = interval(r)?;
+    let rivals: Vec<(f64, f64, f64)> = row.into_iter().filter_map(interval).collect();
     let best = rivals.iter().map(|s| s.1).fold(f64::MIN, f64::max);
     let best_range = rivals.iter().find(|s| s.1 == best)?;
     Some(if mine.1 == best {

@@ -40,7 +40,7 @@ pub enum Command {
         /// Finishes the interrupted run of this results file: the cases done are kept, the rest
         /// run with the file's settings, into the same file.
         #[arg(long, value_name = "RESULTS.json", conflicts_with_all = [
-            "cases", "lib", "runs", "duration", "warmup", "setup_timeout", "out", "skip_oversubscribed", "order", "fault", "pin"
+            "cases", "lib", "runs", "interval_width", "max_runs", "duration", "warmup", "setup_timeout", "out", "skip_oversubscribed", "order", "fault", "pin"
         ])]
         resume: Option<PathBuf>,
         #[command(flatten)]

@@ -13,13 +13,15 @@ use crate::fault::Fault;
 use crate::machine::Machine;
 use crate::matrix::{self, Case};
 use crate::registry;
-use crate::results::{self, Document, Order, Pin, RunStatus};
+use crate::results::{self, AutoRuns, Document, Order, Pin, RunStatus};
 
 /// What a run measures, and how.
 pub struct Options {
     pub cases: Vec<Case>,
     pub libraries: Vec<LibraryInfo>,
     pub runs: u32,
+    /// `--runs auto`: more runs than `runs` until each median is this sure.
+    pub runs_auto: Option<AutoRuns>,
     pub duration: Duration,
     pub warmup: Duration,
     pub setup_timeout: Duration,
@@ -39,6 +41,11 @@ pub struct Options {
     pub pin: Option<Pin>,
 }
 
+/// `--runs auto`: the runs every result takes first, and the defaults of its two flags.
+const AUTO_FIRST: u32 = 3;
+const DEFAULT_WIDTH: &str = "10%";
+const DEFAULT_MAX_RUNS: &str = "15";
+
 /// `--connects` when a results file does not say (one written before connect cases).
 const DEFAULT_CONNECTS: u32 = 20;
 
@@ -54,9 +61,16 @@ pub struct Measure {
     /// Libraries by id, comma-separated (default: every one built in).
     #[arg(long)]
     lib: Option<String>,
-    /// Runs per case and receive mode; the median is the figure.
+    /// Runs per case and receive mode; the median is the figure. `auto`: 3, then more until each
+    /// median's interval is within --interval-width, at most --max-runs.
     #[arg(long, default_value = "3")]
     runs: String,
+    /// `--runs auto`: the widest a median's 95% interval may be, as a share of the median.
+    #[arg(long, value_name = "SHARE")]
+    interval_width: Option<String>,
+    /// `--runs auto`: the most runs a result may take.
+    #[arg(long, value_name = "N")]
+    max_runs: Option<String>,
     /// The measured window of each run (1s, 250ms, ...).
     #[arg(long, default_value = "1s")]
     duration: String,
@@ -104,6 +118,8 @@ impl Measure {
         let Measure {
             lib,
             runs,
+            interval_width,
+            max_runs,
             duration: d,
             warmup,
             setup_timeout,
@@ -117,7 +133,30 @@ impl Measure {
             connects,
             pin,
         } = self;
-        let runs: u32 = runs.parse().map_err(|_| anyhow!("--runs {runs:?} is not a whole number"))?;
+        let runs_auto = if runs == "auto" {
+            let width = interval_width.as_deref().unwrap_or(DEFAULT_WIDTH);
+            let width = width
+                .strip_suffix('%')
+                .and_then(|w| w.trim().parse::<f64>().ok())
+                .filter(|w| *w > 0.0 && *w <= 100.0)
+                .ok_or_else(|| anyhow!("--interval-width {width:?}: a percentage above 0%, such as 10%"))?;
+            let cap = max_runs.as_deref().unwrap_or(DEFAULT_MAX_RUNS);
+            let max_runs = cap
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (AUTO_FIRST..=100).contains(n))
+                .ok_or_else(|| anyhow!("--max-runs {cap:?}: a whole number from {AUTO_FIRST} to 100"))?;
+            Some(AutoRuns { width: width / 100.0, max_runs })
+        } else {
+            if interval_width.is_some() || max_runs.is_some() {
+                bail!("--interval-width and --max-runs go with --runs auto");
+            }
+            None
+        };
+        let runs: u32 = match runs_auto {
+            Some(_) => AUTO_FIRST,
+            None => runs.parse().map_err(|_| anyhow!("--runs {runs:?}: a whole number, or auto"))?,
+        };
         if runs == 0 {
             bail!("--runs 0: at least one run is needed for a figure");
         }
@@ -134,6 +173,7 @@ impl Measure {
             cases: cases?,
             libraries: registry::select(lib.as_deref())?,
             runs,
+            runs_auto,
             duration: dur,
             warmup: duration("warmup", &warmup)?,
             setup_timeout: duration("setup-timeout", &setup_timeout)?,
@@ -206,6 +246,7 @@ impl Measure {
             cases,
             libraries,
             runs: s.runs,
+            runs_auto: s.runs_auto,
             duration: secs(s.duration_s)?,
             warmup: secs(s.warmup_s)?,
             setup_timeout: secs(s.setup_timeout_s)?,

@@ -63,11 +63,22 @@ pub struct Settings {
     /// `--connects`: the fresh senders of each run of a connect case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connects: Option<u32>,
+    /// `--runs auto`: `runs` is the least; more followed until each median's interval was narrow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_auto: Option<AutoRuns>,
     /// `--pin`: how each role's process was placed on the CPUs; absent: where the scheduler put it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
     pub cases: Vec<String>,
     pub libraries: Vec<String>,
+}
+
+/// `--runs auto`: a result's runs go on until the interval of each receive mode's median
+/// (`noise::median_interval`) is at most `width` of the median, or `max_runs` are done.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AutoRuns {
+    pub width: f64,
+    pub max_runs: u32,
 }
 
 /// `--pin`: where each role's process runs.
@@ -230,6 +241,12 @@ pub struct CaseResult {
     /// What a reader must know beside the figure (servers that do not share a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// `--runs auto`: the runs it took (of each receive mode), and the widest of its modes'
+    /// median intervals then, as a share of the median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_taken: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_width: Option<f64>,
     /// `--pin`: the CPU of each role, and which roles shared one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,

@@ -86,6 +86,9 @@ pub fn progress_line(r: &CaseResult) -> String {
             value_text(s.figure, s.max)
         ));
     }
+    if let (Some(n), Some(w)) = (r.runs_taken, r.interval_width) {
+        flags.push_str(&format!(" (runs auto: {n} runs, interval {} of the median)", whole_percent(w)));
+    }
     if !r.concurrent_runs.is_empty() {
         let pids: Vec<String> = r.concurrent_runs.iter().map(u32::to_string).collect();
         flags.push_str(&format!(" (DISTURBED: another run, pid {}, was running)", pids.join(", ")));

@@ -51,6 +51,8 @@ pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: 
         spread: None,
         note: None,
         placement: None,
+        runs_taken: None,
+        interval_width: None,
         concurrent_runs: Vec::new(),
         modes: Vec::new(),
     };

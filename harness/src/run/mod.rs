@@ -11,6 +11,7 @@ pub mod children;
 mod connect;
 pub mod dir;
 pub mod ledger;
+mod progress;
 pub mod schedule;
 pub mod trial;
 
@@ -27,7 +28,8 @@ use crate::machine::{self, BUSY, Conditions, Machine};
 use crate::matrix::{self, Case};
 use crate::options::{Options, Resume};
 use crate::report::{Source, terminal};
-use crate::results::{self, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
+use crate::results::{self, AutoRuns, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
+use progress::Progress;
 use schedule::Step;
 use trial::{Trial, TrialError};
 
@@ -85,6 +87,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 resumed: Vec::new(),
                 settings: Settings {
                     runs: opts.runs,
+                    runs_auto: opts.runs_auto,
                     duration_s: opts.duration.as_secs_f64(),
                     warmup_s: opts.warmup.as_secs_f64(),
                     setup_timeout_s: opts.setup_timeout.as_secs_f64(),
@@ -120,7 +123,15 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
         opts.cases.len(),
         opts.libraries.len(),
-        opts.runs,
+        match opts.runs_auto {
+            Some(a) => format!(
+                "{} to {} (until each median's interval is within {} of it)",
+                opts.runs,
+                a.max_runs,
+                crate::format::whole_percent(a.width)
+            ),
+            None => opts.runs.to_string(),
+        },
         opts.duration,
         opts.warmup,
         opts.order.as_str(),
@@ -131,7 +142,17 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         eprintln!("ipcbench: resuming: {} of {total} done before, kept; running the rest", kept.len());
     }
 
+    // The trials planned: every run of every receive mode of each result still to measure.
+    let planned: usize = opts
+        .cases
+        .iter()
+        .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
+        .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
+        .filter(|(case, lib)| ledger::begin(case, lib, cores, opts.skip_oversubscribed).status == Status::Ok)
+        .map(|(_, lib)| lib.modes.len() * opts.runs as usize)
+        .sum();
     let ctx = RunContext {
+        progress: RefCell::new(Progress::new(planned, total, opts.warmup + opts.duration, opts.verbose)),
         opts,
         dir: &run_dir.path,
         tag: &run_dir.tag,
@@ -172,6 +193,13 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 }
                 Step::Finish { library } => {
                     let (result, new) = &mut row[library];
+                    if *new
+                        && !stop
+                        && let Some(auto) = opts.runs_auto
+                    {
+                        ctx.more_runs(case, &opts.libraries[library], result, auto, &mut trials);
+                        stop = result.status == Status::Interrupted;
+                    }
                     if *new {
                         if stop {
                             ledger::cut_short(result, opts.runs);
@@ -181,7 +209,8 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                         }
                         analysis::settle(result);
                         failed += (result.status == Status::Failed) as usize;
-                        eprintln!("[{}/{total}] {}", doc.results.len() + 1, terminal::progress_line(result));
+                        let line = terminal::progress_line(result);
+                        ctx.progress.borrow_mut().result(doc.results.len() + 1, &line);
                     }
                     doc.results.push(result.clone());
                     // As each result comes: a run killed now loses only the case under way.
@@ -220,6 +249,7 @@ pub struct RunContext<'a> {
     pub cpus: Vec<usize>,
     /// The other runs already warned about.
     warned: RefCell<Vec<u32>>,
+    progress: RefCell<Progress>,
 }
 
 impl RunContext<'_> {
@@ -243,6 +273,34 @@ impl RunContext<'_> {
         }
     }
 
+    /// `--runs auto`: more runs of a measured result until every mode's median interval is
+    /// narrow enough or the cap is reached; records the runs it took and the widest interval.
+    fn more_runs(
+        &self,
+        case: &Case,
+        lib: &LibraryInfo,
+        result: &mut CaseResult,
+        auto: AutoRuns,
+        trials: &mut usize,
+    ) {
+        if result.status != Status::Ok {
+            return;
+        }
+        let widest = |r: &CaseResult| {
+            r.modes.iter().filter_map(|m| analysis::interval_width(r.pattern, &m.runs)).fold(0.0, f64::max)
+        };
+        let mut runs = self.opts.runs;
+        while result.status == Status::Ok && runs < auto.max_runs && widest(result) > auto.width {
+            runs += 1;
+            self.progress.borrow_mut().trials_added(lib.modes.len());
+            self.one_run(case, lib, result, runs, trials);
+        }
+        if result.status == Status::Ok {
+            result.runs_taken = Some(runs);
+            result.interval_width = Some(widest(result));
+        }
+    }
+
     /// Run `run_no` of every receive mode of the library, in turn; a failure or an
     /// interruption ends the case.
     fn one_run(
@@ -259,9 +317,15 @@ impl RunContext<'_> {
         self.others(result);
         for (m, &mode) in lib.modes.iter().enumerate() {
             *trials += 1;
+            let of = match opts.runs_auto {
+                Some(auto) => format!("{run_no} (auto, at most {})", auto.max_runs),
+                None => format!("{run_no}/{}", opts.runs),
+            };
+            let what = format!("{} {} {mode} run {of}", case.name, lib.id);
             if opts.verbose {
-                eprintln!("  {} {} {mode} run {run_no}/{}", case.name, lib.id, opts.runs);
+                eprintln!("  {what}");
             }
+            self.progress.borrow_mut().trial_starts(&what);
             let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));
             let trial = Trial {
                 ctx: self,
@@ -272,7 +336,9 @@ impl RunContext<'_> {
                 number: *trials,
                 fault,
             };
-            match trial.run() {
+            let outcome = trial.run();
+            self.progress.borrow_mut().trial_ends();
+            match outcome {
                 Ok(record) => result.modes[m].runs.push(record),
                 Err(TrialError::Interrupted) => ledger::interrupted(result),
                 Err(TrialError::Failed(reason)) => {

@@ -300,3 +300,46 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
     t.nothing_left(pid);
     assert_refused(&words("run stream/16B --pin everywhere"), &["--pin \"everywhere\"", "same-core"]);
 }
+
+#[test]
+fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
+    let t = RunTest::new("runs-auto");
+    // 1% is narrower than any two runs of 60 ms agree here: every result takes the cap.
+    let line = "run stream/16B --lib uds,shm-ring --runs auto --interval-width 1% --max-runs 5 --warmup 20ms --duration 60ms";
+    let driver = start(&words(line), &t.out);
+    let pid = driver.id();
+    let output = driver.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    let doc = the_json(&t.out);
+    assert_eq!(doc["settings"]["runs_auto"]["max_runs"], 5);
+    assert_eq!(doc["settings"]["runs_auto"]["width"], 0.01);
+    for lib in ["uds", "shm-ring"] {
+        let r = results_of(&doc, "stream/16B", lib);
+        assert_eq!(r["status"], "ok", "{r}");
+        let width = r["interval_width"].as_f64().unwrap();
+        let taken = r["runs_taken"].as_u64().unwrap();
+        assert!(taken == 5 || (3..5).contains(&taken) && width <= 0.01, "{r}");
+        for m in r["modes"].as_array().unwrap() {
+            assert_eq!(m["runs"].as_array().unwrap().len() as u64, taken, "{m}");
+        }
+        let line = text.lines().find(|l| l.contains(&format!("] stream/16B {lib} "))).unwrap();
+        assert!(line.contains(&format!("(runs auto: {taken} runs, interval ")), "{line}");
+    }
+    t.nothing_left(pid);
+
+    // Any interval is narrow enough at 100%: the first 3 runs do.
+    let t = RunTest::new("runs-auto-wide");
+    assert_refused(
+        &words("run stream/16B --interval-width 100%"),
+        &["--interval-width and --max-runs go with --runs auto"],
+    );
+    let line = "run stream/16B --lib uds --runs auto --interval-width 100% --warmup 20ms --duration 60ms";
+    let driver = start(&words(line), &t.out);
+    let pid = driver.id();
+    assert!(driver.wait_with_output().unwrap().status.success());
+    assert_eq!(results_of(&the_json(&t.out), "stream/16B", "uds")["runs_taken"], 3);
+    t.nothing_left(pid);
+    assert_refused(&words("run stream/16B --runs auto --max-runs 2"), &["--max-runs \"2\"", "from 3 to 100"]);
+    assert_refused(&words("run stream/16B --runs many"), &["--runs \"many\"", "or auto"]);
+}
