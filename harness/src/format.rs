@@ -12,6 +12,17 @@ pub fn rate(r: f64) -> String {
     }
 }
 
+/// Bytes per second, in decimal units as bandwidth is quoted: `44.3 MB/s`, `1.42 GB/s`.
+pub fn bandwidth(b: f64) -> String {
+    if b >= 1e9 {
+        format!("{:.2} GB/s", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB/s", b / 1e6)
+    } else {
+        format!("{:.1} kB/s", b / 1e3)
+    }
+}
+
 /// A latency: `481 ns`, `1.82 µs`, `3.51 ms`.
 pub fn nanos(ns: f64) -> String {
     if ns >= 1e6 {

@@ -42,6 +42,8 @@ pub enum Section {
     Cost,
     /// A latency case's percentile spectrum (`spectrum`).
     Spectra,
+    /// Figures against message size (`sizes`).
+    Sizes,
 }
 
 /// One panel: a value per (case, series), and the machine's floors drawn over the bars.
@@ -317,6 +319,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         charts.push(Chart { name, title: spec.title, section });
     }
     charts.extend(super::scatter::draw(view, dir)?);
+    charts.extend(super::sizes::draw(view, dir)?);
     Ok(charts)
 }
 

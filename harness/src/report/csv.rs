@@ -1,5 +1,6 @@
 //! The medians as CSV (`medians.csv`): every result of every file, one line each (RFC 4180):
-//! the better mode's figures, cost and multiple of its floor, then each receive mode's rate and p50.
+//! the better mode's figures (a stream's bandwidth too), cost and multiple of its floor, then each
+//! receive mode's rate and p50.
 
 use super::{View, floor};
 use crate::results::CaseResult;
@@ -11,6 +12,12 @@ fn mode_figures(r: &CaseResult, mode: RecvMode) -> [Option<f64>; 2] {
     [f.map(|f| f.msgs_per_s), f.and_then(|f| f.p50_ns)]
 }
 
+/// Whether a result's rate is messages moved (its bandwidth is rate × size), not calls, round
+/// trips or a schedule's.
+fn moves_bytes(r: &CaseResult) -> bool {
+    !r.pattern.timed() && crate::analysis::counted(r.pattern) == crate::results::Figure::MsgsPerS
+}
+
 /// Every result as one CSV line (RFC 4180 quoting).
 pub fn csv(view: &View) -> String {
     let q = |s: &str| {
@@ -18,7 +25,7 @@ pub fn csv(view: &View) -> String {
     };
     let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     let mut out = String::from(
-        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,open_p50_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,floor_multiple,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
+        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,bytes_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,open_p50_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,floor_multiple,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
     );
     for (i, s) in view.sources.iter().enumerate() {
         let floors = floor::floors(view, i);
@@ -27,7 +34,7 @@ pub fn csv(view: &View) -> String {
             let [waiting_rate, waiting_p50] = mode_figures(r, RecvMode::Waiting);
             let [polling_rate, polling_p50] = mode_figures(r, RecvMode::Polling);
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&s.label),
                 q(&r.case),
                 r.pattern.as_str(),
@@ -37,6 +44,7 @@ pub fn csv(view: &View) -> String {
                 r.status.as_str(),
                 r.best_mode.map_or("", |m| m.as_str()),
                 num(f.map(|f| f.msgs_per_s)),
+                num(f.filter(|_| moves_bytes(r)).map(|f| f.msgs_per_s * r.size as f64)),
                 num(f.and_then(|f| f.p50_ns)),
                 num(f.and_then(|f| f.p99_ns)),
                 num(f.and_then(|f| f.min_ns)),

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use super::View;
 use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{cost, floor, spectrum, summary, tables};
+use super::{cost, floor, sizes, spectrum, summary, tables};
 use crate::analysis::Rank;
 
 fn esc(text: &str) -> String {
@@ -102,6 +102,11 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
     }
     out.push_str("</ol><h2>Charts</h2>");
     out.push_str(&inline(view, charts, Section::Patterns)?);
+    if sizes::present(view) {
+        out.push_str(&format!("<h2>Across message sizes</h2><p class=\"note\">{}</p>", esc(sizes::SIZES)));
+        out.push_str(&inline(view, charts, Section::Sizes)?);
+        out.push_str(&table(&sizes::table(view), None));
+    }
     if charts.iter().any(|c| c.section == Section::Spectra) {
         out.push_str(&format!("<h2>Latency spectra</h2><p class=\"note\">{}</p>", esc(spectrum::SPECTRA)));
         out.push_str(&inline(view, charts, Section::Spectra)?);

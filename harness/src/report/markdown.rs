@@ -3,7 +3,7 @@
 use super::View;
 use super::charts::{Chart, Section};
 use super::model::{self, Cell, Table};
-use super::{cost, floor, spectrum, summary, tables};
+use super::{cost, floor, sizes, spectrum, summary, tables};
 use crate::analysis::Rank;
 
 /// Markdown-safe: a `|` inside a cell would split it.
@@ -92,6 +92,12 @@ pub fn page(view: &View, charts: &[Chart]) -> String {
     };
     out.push_str("\n## Charts\n\n");
     out.push_str(&pictures(Section::Patterns));
+    if sizes::present(view) {
+        out.push_str(&format!("## Across message sizes\n\n{}\n\n", sizes::SIZES));
+        out.push_str(&pictures(Section::Sizes));
+        out.push_str(&render(&sizes::table(view)));
+        out.push('\n');
+    }
     let spectra = pictures(Section::Spectra);
     if !spectra.is_empty() {
         out.push_str(&format!("## Latency spectra\n\n{}\n\n{spectra}", spectrum::SPECTRA));

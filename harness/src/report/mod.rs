@@ -18,6 +18,7 @@ mod html;
 pub mod markdown;
 pub mod model;
 mod scatter;
+mod sizes;
 mod spectrum;
 mod summary;
 mod tables;

@@ -134,11 +134,6 @@ fn every_latency_is_held_against_its_floor(doc: &Value, report: &std::path::Path
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (case_at, lib_at, multiple_at) = (at("case"), at("library"), at("floor_multiple"));
-    // The machine's label is the one quoted field (it has commas): count fields after it.
-    let fields = |line: &str| -> Vec<String> {
-        let rest = line.rsplit_once("\",").map_or(line, |(_, r)| r);
-        std::iter::once(String::new()).chain(rest.split(',').map(String::from)).collect()
-    };
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     let section = md.split("## Against the machine's floors").nth(1).unwrap().split("\n## ").next().unwrap();
     for r in doc["results"].as_array().unwrap() {
@@ -149,7 +144,7 @@ fn every_latency_is_held_against_its_floor(doc: &Value, report: &std::path::Path
         };
         let floor = p50(start).min(p50(end));
         let want = r["median"]["p50_ns"].as_f64().unwrap() / (floor / 2.0);
-        let line = csv.lines().map(fields).find(|f| f[case_at] == case && f[lib_at] == lib).unwrap();
+        let line = csv.lines().map(csv_fields).find(|f| f[case_at] == case && f[lib_at] == lib).unwrap();
         let got: f64 = line[multiple_at].parse().unwrap();
         assert!((got - want).abs() <= want * 1e-9, "{case} {lib}: {got} against {want}");
         let row = section.lines().find(|l| l.starts_with(&format!("| {case} |"))).unwrap();

@@ -65,6 +65,26 @@ fn ipcbench(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("the ipcbench binary runs")
 }
 
+/// The fields of one line of `medians.csv` (RFC 4180: a quoted field may hold commas and
+/// doubled quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut field, mut quoted, mut chars) =
+        (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut field)),
+            (c, _) => field.push(c),
+        }
+    }
+    out.push(field);
+    out
+}
+
 /// The one results file in `dir`.
 fn the_json_path(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -304,19 +304,23 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
 }
 
 #[test]
-fn a_sweep_of_two_sizes_runs_streams_and_round_trips_and_dashes_what_does_not_fit() {
+fn a_sweep_runs_streams_and_round_trips_draws_them_against_size_and_dashes_what_does_not_fit() {
     let t = RunTest::new("sweep");
     let libs = ["fastipc", "aeron", "zmq", "boost", "uds", "posix-mq", "shm-ring"];
-    let (pid, output, doc) = short(&t.out, &["sweep", "--sizes", "8,64KiB", "--lib", &libs.join(",")]);
+    let (pid, output, doc) = short(&t.out, &["sweep", "--sizes", "8,1KiB,64KiB", "--lib", &libs.join(",")]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let results = doc["results"].as_array().unwrap();
     let mut cases: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
     cases.dedup();
-    assert_eq!(cases, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
-    assert_eq!(results.len(), 4 * libs.len());
+    assert_eq!(
+        cases,
+        ["stream/8B", "stream/1KiB", "stream/64KiB", "stream-rtt/8B", "stream-rtt/1KiB", "stream-rtt/64KiB"]
+    );
+    assert_eq!(results.len(), 6 * libs.len());
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
-        assert_eq!(r["size"], if case.ends_with("/8B") { 8 } else { 65536 }, "{case}");
+        let size = r["size"].as_u64().unwrap();
+        assert!(case.ends_with(&format!("/{}", ipcbench::matrix::size_label(size as usize))), "{case}");
         if lib == "posix-mq" && case.ends_with("64KiB") {
             // Above the system's msgsize_max: a dash that says so.
             assert_eq!(r["status"], "unsupported", "{case} {lib}");
@@ -341,6 +345,37 @@ fn a_sweep_of_two_sizes_runs_streams_and_round_trips_and_dashes_what_does_not_fi
             }
         }
     }
+    // The report draws the sweep against size and gives each stream's bandwidth.
+    let report = the_json_path(&t.out).with_extension("");
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("## Across message sizes") && md.contains("(charts/sizes.png)"), "{md}");
+    let svg = std::fs::read_to_string(report.join("charts/sizes.svg")).unwrap();
+    for lib in libs {
+        assert!(
+            svg.lines().filter(|l| l.trim() == lib).count() >= 3,
+            "{lib} has a line in each panel of sizes.svg"
+        );
+    }
+    let row = md.lines().find(|l| l.starts_with("| 64KiB |")).unwrap();
+    let posix_mq = 1 + libs.iter().position(|l| *l == "posix-mq").unwrap();
+    assert_eq!(row.split(" | ").nth(posix_mq).unwrap(), "—", "{row}");
+    let csv = std::fs::read_to_string(report.join("medians.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let mut streams = 0;
+    for line in csv.lines().skip(1) {
+        let f = csv_fields(line);
+        let (rate, bytes) = (f[col("msgs_per_s")].as_str(), f[col("bytes_per_s")].as_str());
+        if f[col("pattern")] == "stream" && f[col("status")] == "ok" {
+            let size: f64 = f[col("size")].parse().unwrap();
+            let rate: f64 = rate.parse().unwrap();
+            assert!((bytes.parse::<f64>().unwrap() - rate * size).abs() <= 1e-6 * rate * size, "{line}");
+            streams += 1;
+        } else {
+            assert_eq!(bytes, "", "a round trip has no bandwidth: {line}");
+        }
+    }
+    assert_eq!(streams, 3 * libs.len() - 1);
     t.nothing_left(pid);
 }
 
