@@ -11,6 +11,7 @@ use ipcbench_api::{Requests, Shape};
 
 use crate::histogram::{self, Spectrum};
 use crate::matrix::{Case, Pace, Pattern, Role};
+use crate::noise::middle;
 use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
 
@@ -230,16 +231,6 @@ fn cost(reports: &[RoleReport], out: &mut Figures) {
     out.cores_busy = busy;
     out.cpu_ns_per_msg = busy.filter(|_| out.msgs_per_s > 0.0).map(|b| b / out.msgs_per_s * 1e9);
     out.peak_rss_bytes = Some(costs.iter().map(|c| c.peak_rss_bytes as f64).sum());
-}
-
-/// The middle value (the mean of the two middle ones for an even count).
-pub fn middle(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
 /// The median of each figure over runs (each figure on its own).

@@ -10,11 +10,11 @@ use anyhow::{Result, bail};
 use ipcbench_api::RecvMode;
 use serde::Serialize;
 
-use crate::analysis::{self, middle};
+use crate::analysis;
 use crate::floors::Floors;
 use crate::format::{nanos, rate, whole_percent};
 use crate::matrix::Pattern;
-use crate::noise::{self, CONFIDENCE};
+use crate::noise::{self, CONFIDENCE, middle};
 use crate::report::markdown;
 use crate::report::model::{Cell, Table};
 use crate::report::terminal;

@@ -6,7 +6,15 @@
 //! With 3 runs a resampled median is one of the 3 runs, so the interval is the runs' whole
 //! range: wide, as 3 runs are. It narrows from about 8 runs on.
 
-use crate::analysis::middle;
+/// The middle value (the mean of the two middle ones for an even count).
+pub fn middle(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
 
 /// The share of the resampled medians an interval holds.
 pub const CONFIDENCE: f64 = 0.95;

@@ -18,7 +18,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     let all = format!("the libraries built in are {}", LIBRARIES.join(", "));
     assert_refused(&["run", "--lib", "zeromq3", "--out", o], &["unknown library \"zeromq3\"", &all]);
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
-    assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\" is not a whole number"]);
+    assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\": a whole number, or auto"]);
     assert_refused(
         &["run", "--duration", "1 fortnight", "--out", o],
         &["--duration \"1 fortnight\" is not a duration"],
