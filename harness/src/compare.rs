@@ -147,6 +147,108 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// (case, library, why) of the results only one file measured.
     pub left_out: Vec<(String, String, String)>,
+    /// Changes most libraries of a case share: more likely the machine's than the libraries'.
+    pub shared: Vec<Shift>,
+}
+
+/// One figure of one case that moved the same way for most of the libraries measured in it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shift {
+    pub case: String,
+    pub figure: Measure,
+    pub verdict: Verdict,
+    /// Rows (library and mode) with that verdict, of all the case's rows of the figure.
+    pub rows: usize,
+    pub of: usize,
+    /// The median change over those rows.
+    pub median_change: f64,
+}
+
+/// A case's figure moved alike when at least this share of its rows (libraries and modes, at
+/// least `SHARED_ROWS` of them) had the same verdict, faster or slower.
+const SHARED: f64 = 0.8;
+const SHARED_ROWS: usize = 4;
+
+fn shared_shifts(rows: &[Row]) -> Vec<Shift> {
+    let mut groups: Vec<((&str, Measure), Vec<&Row>)> = Vec::new();
+    for r in rows {
+        match groups.iter_mut().find(|(k, _)| *k == (r.case.as_str(), r.figure)) {
+            Some((_, v)) => v.push(r),
+            None => groups.push(((r.case.as_str(), r.figure), vec![r])),
+        }
+    }
+    let mut out = Vec::new();
+    for ((case, figure), group) in groups {
+        for verdict in [Verdict::Slower, Verdict::Faster] {
+            let alike: Vec<f64> = group.iter().filter(|r| r.verdict == verdict).map(|r| r.change).collect();
+            if group.len() >= SHARED_ROWS && alike.len() as f64 >= SHARED * group.len() as f64 {
+                out.push(Shift {
+                    case: case.into(),
+                    figure,
+                    verdict,
+                    rows: alike.len(),
+                    of: group.len(),
+                    median_change: middle(alike).expect("not empty"),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What the files' own records say about the host between and during them: floors that moved,
+/// floors one file lacks, an idle core's wake-up that changed.
+fn host_notes((old, o): (&Document, &Side), (new, n): (&Document, &Side)) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (name, a, b) in [
+        ("polling", o.polling_floor_ns, n.polling_floor_ns),
+        ("waiting", o.waiting_floor_ns, n.waiting_floor_ns),
+    ] {
+        if let (Some(a), Some(b)) = (a, b)
+            && a.max(b) > FLOOR_MOVED * a.min(b)
+        {
+            notes.push(format!(
+                "The machine's {name} floor moved between the files ({} in OLD, {} in NEW): the host placed the \
+                 cores differently, and figures near that floor moved with it, not with the libraries.",
+                nanos(a),
+                nanos(b)
+            ));
+        }
+    }
+    for (which, doc) in [("OLD", old), ("NEW", new)] {
+        let c = doc.conditions.as_ref();
+        match (c.and_then(|c| c.floors.as_ref()), c.and_then(|c| c.floors_after.as_ref())) {
+            (None, _) => notes.push(format!(
+                "{which} records no floors (its ipcbench predates them): whether the host moved between the files \
+                 cannot be told from them."
+            )),
+            (Some(start), Some(end)) => {
+                for mode in [RecvMode::Polling, RecvMode::Waiting] {
+                    if let (Some(a), Some(b)) = (start.of(mode), end.of(mode))
+                        && a.p50_ns.max(b.p50_ns) > FLOOR_MOVED * a.p50_ns.min(b.p50_ns)
+                    {
+                        notes.push(format!(
+                            "{which}'s {mode} floor moved during its own run ({} at its start, {} at its end): \
+                             the host changed under it, and its figures carry both states.",
+                            nanos(a.p50_ns),
+                            nanos(b.p50_ns)
+                        ));
+                    }
+                }
+            }
+            (Some(_), None) => {}
+        }
+    }
+    let wake = |d: &Document| d.conditions.as_ref().and_then(|c| c.wake_up_us).map(|w| w.median_us);
+    if let (Some(a), Some(b)) = (wake(old), wake(new))
+        && a.max(b) > FLOOR_MOVED * a.min(b)
+    {
+        notes.push(format!(
+            "An idle core's wake-up, measured at each start, differs ({a:.1} µs in OLD, {b:.1} µs in NEW): \
+             waiting figures carry it."
+        ));
+    }
+    notes
 }
 
 pub const METHOD: &str = "percentile bootstrap of the ratio of the two medians, over the runs behind each";
@@ -185,6 +287,11 @@ fn verdict(m: Measure, (change, low, high): (f64, f64, f64), threshold: f64) -> 
     }
 }
 
+/// The result of `r`'s case and library in `doc`.
+fn find<'a>(doc: &'a Document, r: &CaseResult) -> Option<&'a CaseResult> {
+    doc.results.iter().find(|x| x.case == r.case && x.library == r.library)
+}
+
 /// Compares two results files.
 pub fn compare(
     (old_path, old): (&Path, &Document),
@@ -212,21 +319,7 @@ pub fn compare(
         ));
     }
     let (o, n) = (side(old_path, old), side(new_path, new));
-    for (name, a, b) in [
-        ("polling", o.polling_floor_ns, n.polling_floor_ns),
-        ("waiting", o.waiting_floor_ns, n.waiting_floor_ns),
-    ] {
-        if let (Some(a), Some(b)) = (a, b)
-            && a.max(b) > FLOOR_MOVED * a.min(b)
-        {
-            notes.push(format!(
-                "The machine's {name} floor moved between the files ({} in OLD, {} in NEW): the host placed the \
-                 cores differently, and figures near that floor moved with it, not with the libraries.",
-                nanos(a),
-                nanos(b)
-            ));
-        }
-    }
+    notes.extend(host_notes((old, &o), (new, &n)));
     if o.runs.min(n.runs) <= 3 {
         notes.push(format!(
             "With {} runs behind a median its interval is the runs' whole range: only a change larger than the \
@@ -234,9 +327,6 @@ pub fn compare(
             o.runs.min(n.runs)
         ));
     }
-    let find = |doc: &'_ Document, r: &CaseResult| -> Option<CaseResult> {
-        doc.results.iter().find(|x| x.case == r.case && x.library == r.library).cloned()
-    };
     let mut rows = Vec::new();
     let mut left_out = Vec::new();
     for r in &new.results {
@@ -284,7 +374,9 @@ pub fn compare(
             left_out.push((r.case.clone(), r.library.clone(), "only in OLD".into()));
         }
     }
+    let shared = shared_shifts(&rows);
     Ok(Comparison {
+        shared,
         old: o,
         new: n,
         threshold,
@@ -387,12 +479,41 @@ impl Comparison {
         out
     }
 
+    /// The sentence on the changes most libraries of a case share, if any.
+    fn shared_text(&self) -> Option<String> {
+        if self.shared.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = self
+            .shared
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {} {} in {} of {} (median {})",
+                    s.case,
+                    s.figure.name(),
+                    s.verdict.text(s.figure),
+                    s.rows,
+                    s.of,
+                    signed(s.median_change)
+                )
+            })
+            .collect();
+        Some(format!(
+            "Moved alike for most libraries, so more likely the machine's change than the libraries': {}.",
+            each.join("; ")
+        ))
+    }
+
     pub fn terminal(&self) -> String {
         let mut out = self.preamble().join("\n");
         out.push_str("\n\n");
         out.push_str(&terminal::render(&self.table()));
         out.push_str("\n\n");
         out.push_str(&self.summary());
+        if let Some(shared) = self.shared_text() {
+            out.push_str(&format!("\n\n{shared}"));
+        }
         out
     }
 
@@ -406,6 +527,9 @@ impl Comparison {
         out.push('\n');
         out.push_str(&self.summary());
         out.push('\n');
+        if let Some(shared) = self.shared_text() {
+            out.push_str(&format!("\n{shared}\n"));
+        }
         out
     }
 

@@ -142,7 +142,10 @@ pub const LEVEL: &str = "≈";
 pub fn legend() -> Vec<(Key, String)> {
     vec![
         (Key::Fastest, "the fastest in its row (on its machine)".into()),
-        (Key::Level, "level with the fastest (the two results' runs overlap, see docs/METHOD.md)".into()),
+        (
+            Key::Level,
+            "level with the fastest (the intervals of their medians overlap, see docs/METHOD.md)".into(),
+        ),
         (Key::Mark(Mark::Noisy), Mark::Noisy.meaning()),
         (Key::Mark(Mark::Concurrent), Mark::Concurrent.meaning()),
         (Key::Mark(Mark::Oversubscribed), Mark::Oversubscribed.meaning()),

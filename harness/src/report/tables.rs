@@ -115,7 +115,7 @@ pub fn machine_table(view: &View) -> Table {
                 d.conditions.as_ref().map_or("not recorded".into(), |c| format!("{:.2} cores", c.busy_cores)),
                 format!(
                     "{} of {} s after {} s of warm-up{}",
-                    d.settings.runs,
+                    d.settings.runs_text(),
                     d.settings.duration_s,
                     d.settings.warmup_s,
                     d.settings.pin.map_or(String::new(), |p| format!("; {}", p.meaning()))

@@ -517,7 +517,9 @@ mod tests {
         let mut seen = 0;
         for entry in fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
-            if path.extension().is_none_or(|e| e != "json") {
+            // Results files only (`compare` writes its own JSON beside them).
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if !name.starts_with("run-") || path.extension().is_none_or(|e| e != "json") {
                 continue;
             }
             let doc = load(&path).unwrap_or_else(|e| panic!("{e:#}"));
@@ -528,6 +530,37 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 8, "the committed results: {seen}");
+    }
+
+    /// The run the README's table is from has every library built in, every pattern, both
+    /// receive modes and what each result cost.
+    #[test]
+    fn the_readmes_reference_run_is_whole() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let readme = fs::read_to_string(root.join("README.md")).unwrap();
+        let section = readme.split("## Results on this machine").nth(1).unwrap();
+        let name = section.split("(results/run-").nth(1).unwrap().split(".json)").next().unwrap();
+        let doc = load(&root.join(format!("results/run-{name}.json"))).unwrap();
+        assert_eq!(doc.status, RunStatus::Complete);
+        let ids: Vec<&str> = doc.libraries.iter().map(|l| l.id.as_str()).collect();
+        assert_eq!(ids, crate::registry::ids(), "every library built in");
+        let ok: Vec<&CaseResult> = doc.results.iter().filter(|r| r.status == Status::Ok).collect();
+        for pattern in crate::matrix::matrix().iter().map(|c| c.pattern()) {
+            assert!(ok.iter().any(|r| r.pattern == pattern), "{pattern} measured");
+        }
+        for r in &ok {
+            let modes: Vec<RecvMode> = r.modes.iter().map(|m| m.mode).collect();
+            assert_eq!(modes, [RecvMode::Waiting, RecvMode::Polling], "{} {}", r.case, r.library);
+            let connect = r.pattern == Pattern::Connect;
+            assert!(
+                connect || r.median.is_some_and(|f| f.cpu_ns_per_msg.is_some()),
+                "{} {} cost",
+                r.case,
+                r.library
+            );
+        }
+        assert!(doc.conditions.as_ref().is_some_and(|c| c.floors.is_some() && c.floors_after.is_some()));
+        assert!(doc.machine.topology.is_some() && doc.machine.clocksource.is_some());
     }
 
     #[test]

@@ -29,6 +29,22 @@ pub struct Settings {
     pub libraries: Vec<String>,
 }
 
+impl Settings {
+    /// The runs of each result: `3`, or `3 to 15 (auto: until each median's interval is within
+    /// 10% of it)`.
+    pub fn runs_text(&self) -> String {
+        match self.runs_auto {
+            Some(a) => format!(
+                "{} to {} (auto: until each median's interval is within {} of it)",
+                self.runs,
+                a.max_runs,
+                crate::format::whole_percent(a.width)
+            ),
+            None => self.runs.to_string(),
+        }
+    }
+}
+
 /// `--runs auto`: a result's runs go on until the interval of each receive mode's median
 /// (`noise::median_interval`) is at most `width` of the median, or `max_runs` are done.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -123,15 +123,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
         opts.cases.len(),
         opts.libraries.len(),
-        match opts.runs_auto {
-            Some(a) => format!(
-                "{} to {} (until each median's interval is within {} of it)",
-                opts.runs,
-                a.max_runs,
-                crate::format::whole_percent(a.width)
-            ),
-            None => opts.runs.to_string(),
-        },
+        doc.settings.runs_text(),
         opts.duration,
         opts.warmup,
         opts.order.as_str(),

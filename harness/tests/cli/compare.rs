@@ -24,6 +24,10 @@ fn a_file_against_itself_is_no_change_everywhere() {
     }
     // Two dashes are the same dash; nothing measured in one file alone.
     assert_eq!(c["left_out"].as_array().unwrap().len(), 0, "{}", c["left_out"]);
+    assert_eq!(c["shared"].as_array().unwrap().len(), 0, "nothing moved");
+    // This file predates the floors: the output says it cannot tell whether the host moved.
+    let notes = c["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with("OLD records no floors")), "{notes:?}");
     let text = ipcbench(&["compare", REFERENCE, REFERENCE]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("0 faster (or cheaper), 0 slower (or costlier)"), "{text}");
@@ -72,6 +76,15 @@ fn a_copy_slowed_by_30_percent_is_slower_and_fails() {
         assert!((c - expected).abs() < 1e-9, "{r}");
     }
     assert!(slower * 10 >= rows.len() * 8, "{slower} of {} slower", rows.len());
+    // Every library slower alike: the output says that looks like the machine.
+    let c = json_of(&out);
+    let shared = c["shared"].as_array().unwrap();
+    let rtt = shared.iter().find(|s| s["case"] == "stream-rtt/16B" && s["figure"] == "p50_ns").unwrap();
+    assert_eq!(rtt["verdict"], "slower", "{rtt}");
+    assert!(rtt["rows"].as_u64().unwrap() * 10 >= rtt["of"].as_u64().unwrap() * 8, "{rtt}");
+    let text = String::from_utf8_lossy(&ipcbench(&["compare", REFERENCE, copy]).stdout).into_owned();
+    assert!(text.contains("Moved alike for most libraries, so more likely the machine's change"), "{text}");
+    assert!(text.contains("stream-rtt/16B p50 slower in "), "{text}");
     // The other way round it is faster, and the command passes.
     let back = ipcbench(&["compare", copy, REFERENCE, "--format", "markdown", "--threshold", "10%"]);
     assert_eq!(back.status.code(), Some(0));
