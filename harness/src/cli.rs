@@ -193,16 +193,12 @@ fn report_of(files: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
 
 /// `ipcbench compare`: prints the comparison; whether something got slower.
 fn compare_files(old: &Path, new: &Path, threshold: &str, format: &str, across: bool) -> Result<bool> {
-    let share = threshold
-        .strip_suffix('%')
-        .and_then(|t| t.trim().parse::<f64>().ok())
-        .filter(|t| (0.0..100.0).contains(t))
-        .ok_or_else(|| anyhow!("--threshold {threshold:?}: a percentage from 0% to 100%, such as 5%"))?;
+    let share = options::percent("threshold", threshold, "5%")?;
     if !["terminal", "markdown", "json"].contains(&format) {
         bail!("--format {format:?}: terminal, markdown or json");
     }
     let (a, b) = (results::load(old)?, results::load(new)?);
-    let c = compare::compare((old, &a), (new, &b), share / 100.0, across)?;
+    let c = compare::compare((old, &a), (new, &b), share, across)?;
     match format {
         "markdown" => print!("{}", c.markdown()),
         "json" => println!("{}", c.json()?),

@@ -11,7 +11,7 @@ use ipcbench_api::RecvMode;
 use serde::Serialize;
 
 use crate::analysis;
-use crate::floors::Floors;
+use crate::floors::{self, Floors};
 use crate::format::{nanos, rate, whole_percent};
 use crate::matrix::Pattern;
 use crate::noise::{self, CONFIDENCE, middle};
@@ -19,9 +19,6 @@ use crate::report::markdown;
 use crate::report::model::{Cell, Table};
 use crate::report::terminal;
 use crate::results::{self, CaseResult, Document, Figures, Status};
-
-/// Floors that differ by more than this factor between the files: the host moved between them.
-const FLOOR_MOVED: f64 = 1.25;
 
 /// A figure compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -205,7 +202,7 @@ fn host_notes((old, o): (&Document, &Side), (new, n): (&Document, &Side)) -> Vec
         ("waiting", o.waiting_floor_ns, n.waiting_floor_ns),
     ] {
         if let (Some(a), Some(b)) = (a, b)
-            && a.max(b) > FLOOR_MOVED * a.min(b)
+            && floors::moved(a, b)
         {
             notes.push(format!(
                 "The machine's {name} floor moved between the files ({} in OLD, {} in NEW): the host placed the \
@@ -225,7 +222,7 @@ fn host_notes((old, o): (&Document, &Side), (new, n): (&Document, &Side)) -> Vec
             (Some(start), Some(end)) => {
                 for mode in [RecvMode::Polling, RecvMode::Waiting] {
                     if let (Some(a), Some(b)) = (start.of(mode), end.of(mode))
-                        && a.p50_ns.max(b.p50_ns) > FLOOR_MOVED * a.p50_ns.min(b.p50_ns)
+                        && floors::moved(a.p50_ns, b.p50_ns)
                     {
                         notes.push(format!(
                             "{which}'s {mode} floor moved during its own run ({} at its start, {} at its end): \
@@ -241,7 +238,7 @@ fn host_notes((old, o): (&Document, &Side), (new, n): (&Document, &Side)) -> Vec
     }
     let wake = |d: &Document| d.conditions.as_ref().and_then(|c| c.wake_up_us).map(|w| w.median_us);
     if let (Some(a), Some(b)) = (wake(old), wake(new))
-        && a.max(b) > FLOOR_MOVED * a.min(b)
+        && floors::moved(a, b)
     {
         notes.push(format!(
             "An idle core's wake-up, measured at each start, differs ({a:.1} µs in OLD, {b:.1} µs in NEW): \
@@ -259,10 +256,7 @@ fn machine_name(doc: &Document) -> String {
 }
 
 fn side(path: &Path, doc: &Document) -> Side {
-    let floors = doc.conditions.as_ref().and_then(|c| match (&c.floors, &c.floors_after) {
-        (Some(a), Some(b)) => Some(a.lower(b)),
-        (a, b) => a.clone().or(b.clone()),
-    });
+    let floors = doc.conditions.as_ref().and_then(|c| c.lowest_floors());
     let trip = |f: &Option<Floors>, mode| f.as_ref().and_then(|f| f.of(mode)).map(|t| t.p50_ns);
     Side {
         path: path.to_path_buf(),

@@ -42,6 +42,15 @@ pub struct CopyFloor {
     pub bytes_per_s: f64,
 }
 
+/// Two measurements of a floor (or of an idle core's wake-up) further apart than this factor say
+/// the host changed between them.
+pub const MOVED: f64 = 1.25;
+
+/// Whether two measurements of one floor differ by more than `MOVED`.
+pub fn moved(a: f64, b: f64) -> bool {
+    a.max(b) > MOVED * a.min(b)
+}
+
 /// Round trips timed per floor, and the time each may take at most.
 const POLLING_TRIPS: u64 = 20_000;
 const WAITING_TRIPS: u64 = 2_000;

@@ -236,6 +236,17 @@ impl Conditions {
     }
 }
 
+impl Conditions {
+    /// The floors a run's figures are held against: the lower of those measured at its start
+    /// and at its end (`Floors::lower`), or the one measured.
+    pub fn lowest_floors(&self) -> Option<Floors> {
+        match (&self.floors, &self.floors_after) {
+            (Some(start), Some(end)) => Some(start.lower(end)),
+            (one, other) => one.clone().or_else(|| other.clone()),
+        }
+    }
+}
+
 fn statvfs(path: &str) -> (Option<u64>, Option<u64>) {
     let Ok(c) = std::ffi::CString::new(path) else { return (None, None) };
     // SAFETY: statvfs is plain old data, filled by the call from a NUL-terminated path.

@@ -8,6 +8,11 @@
 
 /// The middle value (the mean of the two middle ones for an even count).
 pub fn middle(mut v: Vec<f64>) -> Option<f64> {
+    middle_in(&mut v)
+}
+
+/// `middle`, sorting `v` in place.
+fn middle_in(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -23,13 +28,21 @@ const RESAMPLES: usize = 2000;
 /// Any fixed seed: an interval must not change between two readings of one file.
 const SEED: u64 = 0x1bc5_9e37_79b9_7f4a;
 
-/// SplitMix64: a small, good generator for index draws (no dependency for 20 lines).
-struct Draws(u64);
+/// SplitMix64: a small, good generator for index draws (no dependency for 20 lines), and the
+/// buffer each resample is drawn into (one allocation per interval, not per resample).
+struct Draws {
+    state: u64,
+    sample: Vec<f64>,
+}
 
 impl Draws {
+    fn new() -> Draws {
+        Draws { state: SEED, sample: Vec::new() }
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -42,8 +55,12 @@ impl Draws {
 
     /// The median of `values` drawn again with replacement.
     fn resampled_median(&mut self, values: &[f64]) -> f64 {
-        middle((0..values.len()).map(|_| values[self.below(values.len())]).collect())
-            .expect("values are not empty")
+        let mut sample = std::mem::take(&mut self.sample);
+        sample.clear();
+        sample.extend((0..values.len()).map(|_| values[self.below(values.len())]));
+        let m = middle_in(&mut sample).expect("values are not empty");
+        self.sample = sample;
+        m
     }
 }
 
@@ -62,7 +79,7 @@ pub fn median_interval(values: &[f64]) -> Option<(f64, f64)> {
     if values.is_empty() {
         return None;
     }
-    let mut draws = Draws(SEED);
+    let mut draws = Draws::new();
     Some(percentiles((0..RESAMPLES).map(|_| draws.resampled_median(values)).collect()))
 }
 
@@ -74,7 +91,7 @@ pub fn change(old: &[f64], new: &[f64]) -> Option<(f64, f64, f64)> {
     if a <= 0.0 || new.is_empty() {
         return None;
     }
-    let mut draws = Draws(SEED);
+    let mut draws = Draws::new();
     let ratios = (0..RESAMPLES)
         .map(|_| {
             let o = draws.resampled_median(old);

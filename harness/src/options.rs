@@ -134,19 +134,18 @@ impl Measure {
             pin,
         } = self;
         let runs_auto = if runs == "auto" {
-            let width = interval_width.as_deref().unwrap_or(DEFAULT_WIDTH);
-            let width = width
-                .strip_suffix('%')
-                .and_then(|w| w.trim().parse::<f64>().ok())
-                .filter(|w| *w > 0.0 && *w <= 100.0)
-                .ok_or_else(|| anyhow!("--interval-width {width:?}: a percentage above 0%, such as 10%"))?;
+            let text = interval_width.as_deref().unwrap_or(DEFAULT_WIDTH);
+            let width = percent("interval-width", text, DEFAULT_WIDTH)?;
+            if width == 0.0 {
+                bail!("--interval-width {text:?}: no interval is that narrow; give more than 0%");
+            }
             let cap = max_runs.as_deref().unwrap_or(DEFAULT_MAX_RUNS);
             let max_runs = cap
                 .parse::<u32>()
                 .ok()
                 .filter(|n| (AUTO_FIRST..=100).contains(n))
                 .ok_or_else(|| anyhow!("--max-runs {cap:?}: a whole number from {AUTO_FIRST} to 100"))?;
-            Some(AutoRuns { width: width / 100.0, max_runs })
+            Some(AutoRuns { width, max_runs })
         } else {
             if interval_width.is_some() || max_runs.is_some() {
                 bail!("--interval-width and --max-runs go with --runs auto");
@@ -278,6 +277,15 @@ pub fn sizes(text: Option<&str>) -> Result<Vec<Case>> {
         bail!("--sizes lists no size");
     }
     matrix::sweep(&sizes)
+}
+
+/// `--<flag> 10%`: a percentage from 0% to 100% as a share (0.10); `example` shows the form.
+pub fn percent(flag: &str, text: &str, example: &str) -> Result<f64> {
+    text.strip_suffix('%')
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .filter(|t| (0.0..=100.0).contains(t))
+        .map(|t| t / 100.0)
+        .ok_or_else(|| anyhow!("--{flag} {text:?}: a percentage from 0% to 100%, such as {example}"))
 }
 
 fn duration(flag: &str, text: &str) -> Result<Duration> {

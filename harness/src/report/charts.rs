@@ -235,7 +235,7 @@ fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
 }
 
 /// A receive mode's colour, the same in the modes chart and the floors' lines.
-fn mode_color(mode: RecvMode) -> RGBColor {
+pub fn mode_color(mode: RecvMode) -> RGBColor {
     match mode {
         RecvMode::Waiting => WAITING,
         RecvMode::Polling => POLLING,
@@ -360,7 +360,14 @@ fn size(spec: &Spec) -> (u32, u32) {
     (w, legend + PANEL_H * spec.panels.len() as u32)
 }
 
-type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
+pub type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
+
+/// A log axis's range around `values`: `margin` times below the least and above the greatest.
+pub fn log_span(values: impl Iterator<Item = f64> + Clone, margin: f64) -> std::ops::Range<f64> {
+    let lo = values.clone().fold(f64::MAX, f64::min);
+    let hi = values.fold(f64::MIN_POSITIVE, f64::max);
+    (lo / margin)..(hi * margin)
+}
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;

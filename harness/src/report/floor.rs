@@ -7,7 +7,7 @@ use ipcbench_api::RecvMode;
 
 use super::View;
 use super::model::{Cell, Table};
-use crate::floors::Floors;
+use crate::floors::{self, Floors};
 use crate::format::nanos;
 use crate::matrix::Pattern;
 use crate::results::{CaseResult, Status};
@@ -40,9 +40,7 @@ pub fn floor_ns(floors: &Floors, pattern: Pattern, mode: RecvMode) -> Option<f64
 /// A source's floors, where its conditions recorded them: the lower of those measured at the
 /// run's start and at its end.
 pub fn floors(view: &View, source: usize) -> Option<Floors> {
-    let c = view.sources[source].doc.conditions.as_ref()?;
-    let start = c.floors.as_ref()?;
-    Some(c.floors_after.as_ref().map_or_else(|| start.clone(), |end| start.lower(end)))
+    view.sources[source].doc.conditions.as_ref()?.lowest_floors()
 }
 
 /// A result's counted p50 over its mode's floor, and that mode.
@@ -121,11 +119,7 @@ pub fn table(view: &View) -> Table {
     Table { header, rows, notes: Vec::new() }
 }
 
-/// How far a round-trip floor may move between a run's start and its end before the report says
-/// the host changed under the run.
-const DRIFT: f64 = 1.25;
-
-/// A sentence per source whose round-trip floors moved by more than `DRIFT` between the run's
+/// A sentence per source whose round-trip floors moved (`floors::moved`) between the run's
 /// start and its end: the host changed under it, and its figures may come from either state.
 pub fn drift(view: &View) -> Vec<String> {
     let mut out = Vec::new();
@@ -134,7 +128,7 @@ pub fn drift(view: &View) -> Vec<String> {
         let (Some(start), Some(end)) = (&c.floors, &c.floors_after) else { continue };
         for mode in RecvMode::ALL {
             let (Some(a), Some(b)) = (start.of(mode), end.of(mode)) else { continue };
-            if a.p50_ns.max(b.p50_ns) > DRIFT * a.p50_ns.min(b.p50_ns) {
+            if floors::moved(a.p50_ns, b.p50_ns) {
                 let whose = view.source_suffix(i);
                 out.push(format!(
                     "The {mode} floor moved from {} at the start of the run to {} at its end{whose}: the host \

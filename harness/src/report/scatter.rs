@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::charts::{COLORS, Chart, SANS, Section};
+use super::charts::{COLORS, Chart, DrawResult, SANS, Section, log_span};
 use super::cost;
 use crate::matrix::Pattern;
 use crate::results::Status;
@@ -62,14 +62,6 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     Ok(Some(Chart { name: "cost".into(), title, section: Section::Cost }))
 }
 
-fn span(values: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
-    let lo = values.clone().fold(f64::MAX, f64::min);
-    let hi = values.fold(0.0, f64::max);
-    (lo / 2.0)..(hi * 2.0)
-}
-
-type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
-
 fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
@@ -83,8 +75,8 @@ fn plot<DB: DrawingBackend>(
         (20, 42),
         (SANS, 14).into_font(),
     ))?;
-    let x = span(points.iter().map(|p| p.cpu_ns));
-    let y = span(points.iter().map(|p| p.rate / 1e6));
+    let x = log_span(points.iter().map(|p| p.cpu_ns), 2.0);
+    let y = log_span(points.iter().map(|p| p.rate / 1e6), 2.0);
     let mut chart = ChartBuilder::on(&area)
         .margin(20)
         .x_label_area_size(44)

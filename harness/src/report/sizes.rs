@@ -11,7 +11,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::charts::{COLORS, Chart, SANS, Section};
+use super::charts::{COLORS, Chart, DrawResult, SANS, Section, log_span, mode_color};
 use super::floor;
 use super::model::{Cell, Table};
 use crate::format::{bandwidth, nanos, rate};
@@ -139,7 +139,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     let rtt_sizes = sizes(view, Pattern::StreamRtt);
     let polling = floors.as_ref().and_then(|f| f.of(RecvMode::Polling)).map(|t| {
         let points = rtt_sizes.iter().map(|&s| (s as f64, t.p50_ns / 1e3)).collect();
-        (format!("polling floor {}", nanos(t.p50_ns)), RGBColor(31, 119, 180), points)
+        (format!("polling floor {}", nanos(t.p50_ns)), mode_color(RecvMode::Polling), points)
     });
     let mut panels = vec![
         Panel {
@@ -180,15 +180,6 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     Ok(Some(Chart { name: "sizes".into(), title, section: Section::Sizes }))
 }
 
-type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
-
-/// A log range around `values`, a little wider.
-fn span(values: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
-    let lo = values.clone().fold(f64::MAX, f64::min);
-    let hi = values.fold(f64::MIN_POSITIVE, f64::max);
-    (lo / 1.5)..(hi * 1.5)
-}
-
 fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
@@ -211,7 +202,7 @@ fn plot<DB: DrawingBackend>(
         // Sizes go in powers of two: the x axis is log2 of the size, one label per power.
         let (lo, hi) = all.clone().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
         let x = (lo.log2() - 0.3)..(hi.log2() + 0.3);
-        let y = span(all.map(|p| p.1));
+        let y = log_span(all.map(|p| p.1), 1.5);
         let mut chart = ChartBuilder::on(&area)
             .margin(16)
             .caption(panel.title, (SANS, 17))

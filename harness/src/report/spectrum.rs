@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::charts::{COLORS, Chart, SANS, Section};
+use super::charts::{COLORS, Chart, DrawResult, SANS, Section};
 use crate::histogram;
 use crate::matrix::Pattern;
 use crate::results::{CaseResult, Status};
@@ -99,8 +99,6 @@ fn percentile_label(x: f64) -> String {
     let digits = (x.log10().round() as usize).saturating_sub(2);
     format!("{p:.digits$}%")
 }
-
-type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
 
 fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
