@@ -328,7 +328,8 @@ fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
     }
     t.nothing_left(pid);
 
-    // Any interval is narrow enough at 100%: the first 3 runs do.
+    // At 100% the first 3 runs do, unless a mode's 3 runs spread wider than their median (with
+    // 3 runs the interval is their range; on a VM one run can halve): then the rule goes on.
     let t = RunTest::new("runs-auto-wide");
     assert_refused(
         &words("run stream/16B --interval-width 100%"),
@@ -338,7 +339,17 @@ fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
     let driver = start(&words(line), &t.out);
     let pid = driver.id();
     assert!(driver.wait_with_output().unwrap().status.success());
-    assert_eq!(results_of(&the_json(&t.out), "stream/16B", "uds")["runs_taken"], 3);
+    let doc = the_json(&t.out);
+    let r = results_of(&doc, "stream/16B", "uds");
+    let first_three_wide = r["modes"].as_array().unwrap().iter().any(|m| {
+        let mut rates: Vec<f64> = m["runs"].as_array().unwrap()[..3]
+            .iter()
+            .map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap())
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        rates[2] - rates[0] > rates[1]
+    });
+    assert!(r["runs_taken"] == 3 || first_three_wide, "{r}");
     t.nothing_left(pid);
     assert_refused(&words("run stream/16B --runs auto --max-runs 2"), &["--max-runs \"2\"", "from 3 to 100"]);
     assert_refused(&words("run stream/16B --runs many"), &["--runs \"many\"", "or auto"]);
