@@ -16,7 +16,7 @@ use crate::options::{self, Measure, Options, Resume};
 use crate::report::{self, terminal};
 use crate::role::ChildArgs;
 use crate::run::{self, Outcome};
-use crate::{compare, doctor, matrix, registry, results};
+use crate::{compare, console, doctor, matrix, registry, results};
 
 /// The exit code of a run that was interrupted, by SIGINT or SIGTERM (128 + SIGINT, as shells
 /// report a Ctrl-C).
@@ -67,6 +67,9 @@ pub enum Command {
         /// `report` beside the first of several).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Two libraries the questions compare beside FastIPC's (aeron,zmq); may be repeated.
+        #[arg(long, value_name = "A,B")]
+        versus: Vec<String>,
     },
     /// Compares two results files: for each case, library, receive mode and figure both
     /// measured, the change with its interval and a verdict. Exits 1 when something is slower
@@ -134,7 +137,7 @@ pub fn main() -> ExitCode {
         Command::Sweep { sizes: list, measure } => {
             measure_cases(measure.options(options::sizes(list.as_deref())), None)
         }
-        Command::Report { files, out } => match report_of(&files, out) {
+        Command::Report { files, out, versus } => match report_of(&files, out, &versus) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
         },
@@ -164,18 +167,21 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
     let outcome = run::run(&options, resume);
     // The report, whatever the outcome: a failed or interrupted run's cases are worth seeing.
     if let Ok((_, path)) = &outcome
-        && let Err(e) = report_of(std::slice::from_ref(path), None)
+        && let Err(e) = report_of(std::slice::from_ref(path), None, &[])
     {
-        eprintln!("ipcbench: the report of {} could not be built: {e:#}", path.display());
+        console::say(&format!("ipcbench: the report of {} could not be built: {e:#}", path.display()));
     }
     match outcome {
         Ok((Outcome::Complete { failed: 0 }, _)) => ExitCode::SUCCESS,
         Ok((Outcome::Complete { failed }, path)) => {
-            eprintln!("ipcbench: {failed} case(s) failed; the reasons are in {}", path.display());
+            console::say(&format!(
+                "ipcbench: {failed} case(s) failed; the reasons are in {}",
+                path.display()
+            ));
             ExitCode::from(1)
         }
         Ok((Outcome::Interrupted, path)) => {
-            eprintln!("ipcbench: interrupted; the cases done are in {}", path.display());
+            console::say(&format!("ipcbench: interrupted; the cases done are in {}", path.display()));
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e) => fail(e),
@@ -183,11 +189,11 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
 }
 
 /// `ipcbench report`, and the end of every run: every artefact, from the JSON alone.
-fn report_of(files: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
+fn report_of(files: &[PathBuf], out: Option<PathBuf>, versus: &[String]) -> Result<()> {
     let sources = report::load(files)?;
     let out = out.unwrap_or_else(|| report::default_out(files));
-    let written = report::build(&sources, &out)?;
-    eprintln!("ipcbench: the report ({} files) is in {}", written.len(), out.display());
+    let written = report::build(&sources, &out, versus)?;
+    console::say(&format!("ipcbench: the report ({} files) is in {}", written.len(), out.display()));
     Ok(())
 }
 
@@ -208,6 +214,6 @@ fn compare_files(old: &Path, new: &Path, threshold: &str, format: &str, across: 
 }
 
 fn fail(e: anyhow::Error) -> ExitCode {
-    eprintln!("ipcbench: error: {e:#}");
+    console::say(&format!("ipcbench: error: {e:#}"));
     ExitCode::from(2)
 }

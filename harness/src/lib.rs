@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod compare;
+pub mod console;
 pub mod doctor;
 pub mod fault;
 pub mod floors;

@@ -28,6 +28,8 @@ pub struct Options {
     pub out: PathBuf,
     pub skip_oversubscribed: bool,
     pub verbose: bool,
+    /// `--wide`: the closing table as one table of every case.
+    pub wide: bool,
     /// How long after the measured window a trial may take to drain and report.
     pub grace: Duration,
     /// A signal to send one role on purpose (the fault suite; docs/FAULTS.md).
@@ -89,6 +91,10 @@ pub struct Measure {
     /// Show each trial and each child's pid.
     #[arg(long, short)]
     verbose: bool,
+    /// Close with one table of every case (a column per library) instead of a table per case
+    /// family fitted to the terminal's width.
+    #[arg(long)]
+    wide: bool,
     /// How long after the measured window a trial may take to end and report before it fails.
     #[arg(long, default_value = "10s")]
     grace: String,
@@ -126,6 +132,7 @@ impl Measure {
             out,
             skip_oversubscribed,
             verbose,
+            wide,
             grace,
             fault,
             order,
@@ -179,6 +186,7 @@ impl Measure {
             out,
             skip_oversubscribed,
             verbose,
+            wide,
             grace: duration("grace", &grace)?,
             fault: fault.as_deref().map(Fault::parse).transpose()?,
             order: Order::parse(&order)
@@ -252,6 +260,7 @@ impl Measure {
             out: path.parent().map_or_else(|| PathBuf::from("."), PathBuf::from),
             skip_oversubscribed: s.skip_oversubscribed,
             verbose: self.verbose,
+            wide: self.wide,
             grace: duration("grace", &self.grace)?,
             fault: None,
             order: s.order,

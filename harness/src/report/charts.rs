@@ -14,6 +14,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::View;
+use super::families::Family;
 use super::{cost, floor};
 use crate::analysis;
 use crate::matrix::Pattern;
@@ -34,14 +35,16 @@ pub struct Chart {
 /// Where a report shows a chart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {
-    /// With the other patterns' charts.
-    Patterns,
+    /// Where every library stands, at the top.
+    Placing,
+    /// A family's chart, above its table.
+    Family(Family),
     /// Under the table of the receive modes.
     Modes,
     /// Under the table of what each figure cost.
     Cost,
-    /// A latency case's percentile spectrum (`spectrum`).
-    Spectra,
+    /// A timed case's percentile spectrum (`spectrum`), under its family's table.
+    Spectrum(Family),
     /// Figures against message size (`sizes`).
     Sizes,
 }
@@ -101,13 +104,13 @@ pub const COLORS: [RGBColor; 16] = [
 ];
 
 /// What a chart shows: a pattern's cases, or (None) the batch cases.
-type Family = Option<Pattern>;
+type Group = Option<Pattern>;
 
-fn family_name(f: Family) -> &'static str {
+fn family_name(f: Group) -> &'static str {
     f.map_or("batch", Pattern::as_str)
 }
 
-fn title(f: Family) -> &'static str {
+fn title(f: Group) -> &'static str {
     match f {
         Some(Pattern::Stream) => "Streams: messages per second one way",
         Some(Pattern::StreamRtt) => "Round trips: p50 (lower is better)",
@@ -124,7 +127,7 @@ fn title(f: Family) -> &'static str {
     }
 }
 
-fn groups(view: &View) -> Vec<(Family, Vec<String>)> {
+fn groups(view: &View) -> Vec<(Group, Vec<String>)> {
     let all = [
         Some(Pattern::Stream),
         Some(Pattern::StreamRtt),
@@ -145,7 +148,7 @@ fn groups(view: &View) -> Vec<(Family, Vec<String>)> {
         .collect()
 }
 
-fn spec(view: &View, family: Family, cases: Vec<String>) -> Option<Spec> {
+fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
     fn ok(r: Option<&CaseResult>) -> Option<&CaseResult> {
         r.filter(|r| r.status == Status::Ok && r.median.is_some())
     }
@@ -303,7 +306,8 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     let mut specs: Vec<(String, Section, Spec)> = groups(view)
         .into_iter()
         .filter_map(|(family, cases)| {
-            spec(view, family, cases).map(|s| (family_name(family).to_string(), Section::Patterns, s))
+            let section = Section::Family(family.map_or(Family::Batches, |p| Family::of(p, false)));
+            spec(view, family, cases).map(|s| (family_name(family).to_string(), section, s))
         })
         .collect();
     specs.extend(modes_spec(view).map(|s| ("modes".to_string(), Section::Modes, s)));
@@ -319,6 +323,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         charts.push(Chart { name, title: spec.title, section });
     }
     charts.extend(super::scatter::draw(view, dir)?);
+    charts.extend(super::scatter::placing(view, dir)?);
     charts.extend(super::sizes::draw(view, dir)?);
     Ok(charts)
 }

@@ -1,13 +1,24 @@
-//! The report as one self-contained HTML page: no network, the CSS and the charts (SVG) inline.
-//! Hovering a cell of the case table shows its runs and its library's configuration.
+//! The report as one self-contained HTML page (no network; the CSS and the charts' SVG inline),
+//! read as the comparison is read: where each library stands (a chart and the summary table),
+//! then a section per case family, its chart first, its table under it with each figure
+//! coloured by its ratio to the best of its row, what the cases measure and why a library has a
+//! dash; then sizes, receive modes, cost, capabilities, buffers, floors, machines and the
+//! questions a reader asks. Hovering or focusing (Tab) a figure shows its runs, both receive
+//! modes, its cost, its floor multiple and its library's configuration. Light and dark follow
+//! the reader's setting; printing drops the hover details. The page is well-formed XML too, so
+//! that a test can parse it strictly.
 
 use anyhow::{Context, Result};
 
 use super::View;
 use super::charts::{Chart, Section};
-use super::model::{self, Cell, Table};
+use super::families::{self, Family, FamilyTable};
+use super::faq::Answer;
+use super::model::{self, Cell, Mark, Table};
 use super::{cost, floor, sizes, spectrum, summary, tables};
 use crate::analysis::Rank;
+use crate::format::whole_percent;
+use crate::results::CaseResult;
 
 fn esc(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -22,8 +33,15 @@ fn cell(c: &Cell) -> String {
             esc(&format!("{} {text}{marks}", model::LEVEL))
         }
         Cell::Figure { text, marks, .. } => esc(&format!("{text}{marks}")),
-        Cell::Dash { note } => format!("— [{note}]"),
-        Cell::Status { status, note } => format!("{} [{note}]", status.as_str().to_uppercase()),
+        Cell::Value { text, rank: Some(Rank::Fastest), marks, .. } => {
+            format!("<b>{}</b>{}", esc(text), esc(marks))
+        }
+        Cell::Value { text, rank: Some(Rank::Level), marks, .. } => {
+            esc(&format!("{} {text}{marks}", model::LEVEL))
+        }
+        Cell::Value { text, marks, .. } => esc(&format!("{text}{marks}")),
+        Cell::Dash { note } => format!("—<sup>{note}</sup>"),
+        Cell::Status { status, note } => format!("{}<sup>{note}</sup>", status.as_str().to_uppercase()),
         Cell::Support { supported: true, text } => esc(text),
         Cell::Support { supported: false, text } => esc(&format!("— {text}")),
         Cell::Library { id, name, version } => esc(&format!("{id}: {name} {version}")),
@@ -32,20 +50,93 @@ fn cell(c: &Cell) -> String {
     }
 }
 
-fn table(t: &Table, tips: Option<&dyn Fn(usize, usize) -> String>) -> String {
-    let mut out = String::from("<table><thead><tr>");
+/// A plain table: its first column the rows' labels.
+fn table(t: &Table) -> String {
+    let mut out = String::from("<table class=\"plain\"><thead><tr>");
     for h in &t.header {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
     out.push_str("</tr></thead><tbody>");
-    for (i, row) in t.rows.iter().enumerate() {
+    for row in &t.rows {
         out.push_str("<tr>");
         for (j, c) in row.iter().enumerate() {
-            let tip = tips.map(|t| t(i, j)).filter(|t| !t.is_empty());
-            match tip {
-                Some(t) => out.push_str(&format!("<td title=\"{}\">{}</td>", esc(&t), cell(c))),
-                None if j == 0 => out.push_str(&format!("<th>{}</th>", cell(c))),
-                None => out.push_str(&format!("<td>{}</td>", cell(c))),
+            let tag = if j == 0 { "th" } else { "td" };
+            out.push_str(&format!("<{tag}>{}</{tag}>", cell(c)));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+/// What hovering a figure shows: its runs, both receive modes with their cost, its spread, its
+/// floor multiple, where its roles ran, and its library's configuration.
+fn tip(view: &View, r: &CaseResult, source: usize) -> String {
+    let mut t = format!("{} · {}{}\n", r.case, r.library, view.source_suffix(source));
+    for m in &r.modes {
+        if let Some(line) = cost::mode_text(r, m) {
+            let best = if r.best_mode == Some(m.mode) { " (its figure)" } else { "" };
+            t.push_str(&format!("{line}{best}\n"));
+        }
+    }
+    t.push_str(&format!("runs:\n{}\n", tables::runs_text(r)));
+    if let Some(s) = &r.spread {
+        t.push_str(&format!(
+            "spread: {} of the median ({} to {})\n",
+            whole_percent(s.relative),
+            model::value_text(s.figure, s.min),
+            model::value_text(s.figure, s.max)
+        ));
+    }
+    if let Some(x) = floor::floors(view, source).and_then(|f| floor::multiple(&f, r)) {
+        t.push_str(&format!("p50 over the machine's floor: {}\n", floor::multiple_text(x)));
+    }
+    if let Some(p) = &r.placement {
+        t.push_str(&format!("placement: {p}\n"));
+    }
+    for m in Mark::ALL.into_iter().filter(|m| m.on(r)) {
+        t.push_str(&format!("{} {}\n", m.symbol(), m.meaning()));
+    }
+    if let Some((l, _)) = view.library(&r.library) {
+        t.push_str(&format!("\n{} {}", l.name, l.version));
+        for (k, v) in &l.configuration {
+            t.push_str(&format!("\n{k}: {v}"));
+        }
+    }
+    t
+}
+
+/// A family's table: a row per case and figure, each figure coloured by its ratio to the best of
+/// its row, with its details on hover and on keyboard focus.
+fn family_table(view: &View, t: &FamilyTable) -> String {
+    let mut out = String::from("<table class=\"family\"><thead><tr><th>case</th><th>figure</th>");
+    for c in &view.columns {
+        out.push_str(&format!("<th>{}</th>", esc(&view.column_label(c))));
+    }
+    out.push_str("</tr></thead><tbody>");
+    let half = view.columns.len() / 2;
+    for (i, row) in t.rows.iter().enumerate() {
+        let first = i == 0 || t.rows[i - 1].case != row.case;
+        let case = if first { esc(&row.case) } else { String::new() };
+        let class = if first { " class=\"first\"" } else { "" };
+        out.push_str(&format!("<tr{class}><th>{case}</th><th class=\"unit\">{}</th>", esc(&row.figure)));
+        for (j, (c, (lib, s))) in row.cells.iter().zip(&view.columns).enumerate() {
+            let side = if j >= half { " r" } else { "" };
+            match c {
+                Cell::Value { ratio, .. } => {
+                    let details =
+                        view.result(&row.case, lib, *s).map(|r| tip(view, r, *s)).unwrap_or_default();
+                    out.push_str(&format!(
+                        "<td class=\"s{}{side}\" tabindex=\"0\">{}<span class=\"tip\">{}\n{:.2}× the best of its row</span></td>",
+                        families::step(*ratio),
+                        cell(c),
+                        esc(&details),
+                        ratio
+                    ));
+                }
+                Cell::Dash { .. } => out.push_str(&format!("<td class=\"dash\">{}</td>", cell(c))),
+                Cell::Status { .. } => out.push_str(&format!("<td class=\"fail\">{}</td>", cell(c))),
+                _ => out.push_str(&format!("<td>{}</td>", cell(c))),
             }
         }
         out.push_str("</tr>");
@@ -54,14 +145,47 @@ fn table(t: &Table, tips: Option<&dyn Fn(usize, usize) -> String>) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1800px}\
-table{border-collapse:collapse;margin:12px 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}\
-thead th{background:#f0f0f0;position:sticky;top:0}td[title]{cursor:help}td[title]:hover{background:#ffeeb0}\
-.chart svg{max-width:100%;height:auto}.note{font-size:13px;color:#444}h2{margin-top:32px}";
+/// The colour scale's legend, and the marks that stand in the table.
+fn legend(t: &FamilyTable) -> String {
+    let mut out = String::from("<p class=\"legend\">Ratio to the best of its row: ");
+    for (i, label) in families::step_labels().iter().enumerate() {
+        out.push_str(&format!("<span class=\"sw s{i}\">{}</span>", esc(label)));
+    }
+    out.push_str(&format!(
+        ". <b>Bold</b>: the fastest; {}: level with it (their intervals overlap).",
+        model::LEVEL
+    ));
+    for m in Mark::ALL.into_iter().filter(|m| t.has_mark(m.symbol())) {
+        out.push_str(&format!(" {}: {}.", esc(m.symbol()), esc(&m.meaning())));
+    }
+    out.push_str("</p>");
+    out
+}
 
-pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
+const STYLE: &str = ":root{color-scheme:light dark;--bg:#fff;--fg:#1d1d1f;--muted:#555;--line:#d0d0d0;--head:#f2f2f2;--tip:#fffbe8}\
+@media (prefers-color-scheme:dark){:root{--bg:#16181c;--fg:#e6e6e6;--muted:#a8a8a8;--line:#3d4148;--head:#23262c;--tip:#2a2e35}}\
+body{background:var(--bg);color:var(--fg);font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;max-width:1600px;line-height:1.4}\
+h2{margin-top:40px;border-bottom:1px solid var(--line);padding-bottom:4px}nav a{margin-right:12px}a{color:inherit}\
+table{border-collapse:collapse;margin:10px 0;font-size:13px}th,td{border:1px solid var(--line);padding:3px 7px;vertical-align:top}\
+thead th{background:var(--head);position:sticky;top:0;z-index:2}tbody th{text-align:left;font-weight:normal;white-space:nowrap}\
+table.family td{text-align:right;white-space:nowrap}table.family tr.first>*{border-top:2px solid var(--muted)}th.unit{color:var(--muted)}\
+td[tabindex]{position:relative;cursor:help}td[tabindex]:focus{outline:2px solid #e66100}\
+.tip{display:none;position:absolute;z-index:5;left:0;top:100%;width:34em;white-space:pre-wrap;text-align:left;font-weight:normal;\
+background:var(--tip);color:var(--fg);border:1px solid var(--line);padding:6px 8px;font-size:12px;box-shadow:0 2px 8px #0004}\
+td.r>.tip{left:auto;right:0}td:hover>.tip,td:focus>.tip{display:block}\
+.s0{background:#253494;color:#fff}.s1{background:#2c7fb8;color:#fff}.s2{background:#41b6c4;color:#000}\
+.s3{background:#7fcdbb;color:#000}.s4{background:#c7e9b4;color:#000}.s5{background:#ffffcc;color:#000}\
+td.dash,td.fail{color:var(--muted);text-align:center}td.fail{color:#d7301f;font-weight:bold}\
+.sw{display:inline-block;padding:1px 7px;margin:0 3px}.legend,.note,.method{font-size:13px;color:var(--muted)}.method{color:var(--fg)}\
+.chart{background:#fff;border-radius:6px;padding:4px;margin:10px 0}.chart svg{max-width:100%;height:auto}\
+dt{font-weight:bold;margin-top:12px}dd{margin:4px 0 0 0}\
+@media print{body{margin:0;max-width:none}nav,.tip{display:none!important}thead th{position:static}.chart,table{break-inside:avoid}\
+*{print-color-adjust:exact;-webkit-print-color-adjust:exact}}";
+
+pub fn page(view: &View, charts: &[Chart], answers: &[Answer]) -> Result<String> {
     let mut out = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ipcbench report</title><style>{STYLE}</style></head><body>"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><meta name=\"viewport\" \
+         content=\"width=device-width\"/><title>ipcbench report</title><style>{STYLE}</style></head><body>"
     );
     out.push_str("<h1>ipcbench report</h1><p class=\"note\">Rebuilt from ");
     let files: Vec<String> = view
@@ -70,86 +194,100 @@ pub fn page(view: &View, charts: &[Chart]) -> Result<String> {
         .map(|s| format!("<code>{}</code> ({})", esc(&s.path.display().to_string()), esc(&s.label)))
         .collect();
     out.push_str(&files.join(", "));
-    out.push_str(". Hover a figure for its runs and its library's configuration.</p><h2>Summary</h2><ul>");
-    for line in summary::lines(view) {
-        out.push_str(&format!("<li>{}</li>", esc(&line)));
+    out.push_str(". Hover a figure, or move to it with Tab, for its runs, both receive modes, its cost and its library's configuration.</p>");
+    let tables: Vec<FamilyTable> =
+        Family::ALL.into_iter().map(|f| families::table(view, f)).filter(|t| !t.rows.is_empty()).collect();
+    out.push_str("<nav>");
+    for t in &tables {
+        out.push_str(&format!("<a href=\"#{}\">{}</a>", t.family.anchor(), esc(t.family.title())));
     }
-    out.push_str("</ul><h2>Case by case</h2>");
-    let cases = model::case_table(view);
-    let tip = |i: usize, j: usize| -> String {
-        let Some((lib, s)) = j.checked_sub(1).and_then(|k| view.columns.get(k)) else { return String::new() };
-        let Some(r) = view.result(&view.cases[i], lib, *s) else { return String::new() };
-        let mut t = format!("{} · {} · {}\n", r.case, r.library, view.sources[*s].label);
-        t.push_str(&tables::runs_text(r));
-        if let Some(reason) = &r.reason {
-            t.push_str(&format!("\n{reason}"));
-        }
-        if let Some((l, _)) = view.library(lib) {
-            t.push_str(&format!("\n\n{} {}", l.name, l.version));
-            for (k, v) in &l.configuration {
-                t.push_str(&format!("\n{k}: {v}"));
-            }
-        }
-        t
-    };
-    out.push_str(&table(&cases, Some(&tip)));
+    out.push_str("<a href=\"#modes\">Receive modes</a><a href=\"#cost\">Cost</a><a href=\"#buffers\">Buffers</a><a href=\"#floors\">Floors</a><a href=\"#machines\">Machines</a><a href=\"#questions\">Questions</a></nav>");
+    out.push_str("<h2 id=\"standing\">Where each library stands</h2>");
+    out.push_str(&inline(view, charts, |s| s == Section::Placing)?);
     out.push_str(&format!(
-        "<p class=\"note\">{}</p><ol class=\"note\">",
-        esc(&model::legend_line("bold", |m| m.symbol().to_string()))
+        "<p class=\"note\">Each library's cases (the oversubscribed ones counted apart: they measure the \
+         scheduler as much as the library); its {} (1.00× is the best every time; a rate's best over its \
+         own, a time's own over the best).</p>",
+        summary::RATIO
     ));
-    for text in &cases.notes {
-        out.push_str(&format!("<li>{}</li>", esc(text)));
+    out.push_str(&table(&summary::table(view)));
+    for t in &tables {
+        let f = t.family;
+        out.push_str(&format!("<section id=\"{}\"><h2>{}</h2>", f.anchor(), esc(f.title())));
+        out.push_str(&inline(view, charts, |s| s == Section::Family(f))?);
+        out.push_str(&family_table(view, t));
+        out.push_str(&legend(t));
+        out.push_str(&format!("<p class=\"method\">{}</p>", esc(f.method())));
+        if !t.notes.is_empty() {
+            out.push_str("<ol class=\"note\">");
+            for text in &t.notes {
+                out.push_str(&format!("<li>{}</li>", esc(text)));
+            }
+            out.push_str("</ol>");
+        }
+        let spectra = inline(view, charts, |s| s == Section::Spectrum(f))?;
+        if !spectra.is_empty() {
+            out.push_str(&format!("<p class=\"note\">{}</p>{spectra}", esc(spectrum::SPECTRA)));
+        }
+        out.push_str("</section>");
     }
-    out.push_str("</ol><h2>Charts</h2>");
-    out.push_str(&inline(view, charts, Section::Patterns)?);
     if sizes::present(view) {
-        out.push_str(&format!("<h2>Across message sizes</h2><p class=\"note\">{}</p>", esc(sizes::SIZES)));
-        out.push_str(&inline(view, charts, Section::Sizes)?);
-        out.push_str(&table(&sizes::table(view), None));
+        out.push_str("<section id=\"sizes\"><h2>Across message sizes</h2>");
+        out.push_str(&inline(view, charts, |s| s == Section::Sizes)?);
+        out.push_str(&table(&sizes::table(view)));
+        out.push_str(&format!("<p class=\"method\">{}</p></section>", esc(sizes::SIZES)));
     }
-    if charts.iter().any(|c| c.section == Section::Spectra) {
-        out.push_str(&format!("<h2>Latency spectra</h2><p class=\"note\">{}</p>", esc(spectrum::SPECTRA)));
-        out.push_str(&inline(view, charts, Section::Spectra)?);
-    }
+    out.push_str("<section id=\"modes\"><h2>Waiting against polling</h2>");
+    out.push_str(&inline(view, charts, |s| s == Section::Modes)?);
+    out.push_str(&table(&cost::modes_table(view)));
+    out.push_str(&format!("<p class=\"method\">{}</p></section>", esc(cost::MODES)));
+    out.push_str("<section id=\"cost\"><h2>What each figure costs</h2>");
+    out.push_str(&inline(view, charts, |s| s == Section::Cost)?);
+    out.push_str(&table(&cost::cost_table(view)));
+    out.push_str(&format!("<p class=\"method\">{}</p></section>", esc(cost::COST)));
+    out.push_str("<section id=\"capabilities\"><h2>Capabilities</h2>");
+    out.push_str(&table(&model::capability_table(&view.library_records())));
+    out.push_str("</section>");
     out.push_str(&format!(
-        "<h2>Against the machine's floors</h2><p class=\"note\">{}</p>",
+        "<section id=\"buffers\"><h2>Buffers</h2><p class=\"note\">{}</p>",
+        esc(&tables::depth_note(view))
+    ));
+    let depths = tables::depth_table(view);
+    if depths.rows.is_empty() {
+        out.push_str(&format!("<p class=\"note\">{}</p>", esc(tables::NO_DEPTHS)));
+    } else {
+        out.push_str(&table(&depths));
+    }
+    out.push_str(&format!("<p class=\"note\">{}.</p>", esc(tables::MAPPED)));
+    out.push_str(&table(&tables::mapped_table(view)));
+    out.push_str("</section>");
+    out.push_str(&format!(
+        "<section id=\"floors\"><h2>Against the machine's floors</h2><p class=\"note\">{}</p>",
         esc(floor::FLOORS)
     ));
     for line in floor::drift(view) {
         out.push_str(&format!("<p class=\"note\">{}</p>", esc(&line)));
     }
     if floor::recorded(view) {
-        out.push_str(&table(&floor::table(view), None));
+        out.push_str(&table(&floor::table(view)));
     } else {
         out.push_str(&format!("<p class=\"note\">{}</p>", esc(floor::NO_FLOORS)));
     }
-    out.push_str(&format!("<h2>Waiting against polling</h2><p class=\"note\">{}</p>", esc(cost::MODES)));
-    out.push_str(&table(&cost::modes_table(view), None));
-    out.push_str(&inline(view, charts, Section::Modes)?);
-    out.push_str(&format!("<h2>What each figure costs</h2><p class=\"note\">{}</p>", esc(cost::COST)));
-    out.push_str(&table(&cost::cost_table(view), None));
-    out.push_str(&inline(view, charts, Section::Cost)?);
-    out.push_str("<h2>Capabilities</h2>");
-    out.push_str(&table(&model::capability_table(&view.library_records()), None));
-    out.push_str(&format!("<h2>Buffers</h2><p class=\"note\">{}</p>", esc(&tables::depth_note(view))));
-    let depths = tables::depth_table(view);
-    if depths.rows.is_empty() {
-        out.push_str(&format!("<p class=\"note\">{}</p>", esc(tables::NO_DEPTHS)));
-    } else {
-        out.push_str(&table(&depths, None));
+    out.push_str("</section><section id=\"machines\"><h2>Machines</h2>");
+    out.push_str(&table(&tables::machine_table(view)));
+    out.push_str(&format!("<p class=\"note\">{}</p></section>", esc(&tables::versions(view))));
+    out.push_str("<section id=\"questions\"><h2>Questions</h2><dl>");
+    for a in answers {
+        out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(&a.question), esc(&a.answer)));
     }
-    out.push_str("<h2>Shared memory mapped</h2><p class=\"note\">By the library's largest process in each charted case.</p>");
-    out.push_str(&table(&tables::mapped_table(view), None));
-    out.push_str("<h2>Machines</h2>");
-    out.push_str(&table(&tables::machine_table(view), None));
-    out.push_str(&format!("<p class=\"note\">{}</p></body></html>\n", esc(&tables::versions(view))));
+    out.push_str("</dl></section></body></html>\n");
     Ok(out)
 }
 
-/// The charts of one section, their SVG inline.
-fn inline(view: &View, charts: &[Chart], section: Section) -> Result<String> {
+/// The charts of the sections `which` picks, their SVG inline.
+fn inline(view: &View, charts: &[Chart], which: impl Fn(Section) -> bool) -> Result<String> {
     let mut out = String::new();
-    for c in charts.iter().filter(|c| c.section == section) {
+    for c in charts.iter().filter(|c| which(c.section)) {
         let path = view.out.join("charts").join(format!("{}.svg", c.name));
         let svg = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         // The XML declaration may not stand inside HTML.

@@ -1,18 +1,21 @@
 //! `ipcbench report`: every artefact rebuilt from saved results files alone (it runs nothing):
-//! the case-by-case table, the capability, buffers and machines tables, head-to-head summaries,
-//! a chart per pattern (SVG and PNG), a latency spectrum per latency case with its `.hgrm`
-//! files, a CSV of the medians and a self-contained HTML page.
+//! a chart placing every library and the summary table, a section per case family (its chart,
+//! its table, what it measures), the capability, buffers, floors and machines tables, the
+//! questions a reader asks answered from the data, a latency spectrum per timed case with its
+//! `.hgrm` files, a CSV of the medians and a self-contained HTML page.
 //! Several files (from several machines) merge into one report, a column per machine.
 //!
-//! `model` builds every table once, as structured cells; `terminal`, `markdown` and `html`
-//! render them; `tables` builds the buffers and machines tables, `floor` each latency figure's
-//! multiple of its machine's floor, `summary` the head-to-head sentences, `charts` the charts,
-//! `csv` the medians file. The terminal's own lines (progress, the closing table, `ipcbench
-//! list`) are rendered by `terminal` from the same model.
+//! `model` holds the cells and marks; `families` builds each family's table, `summary` the
+//! summary table, `faq` the answers, `tables` the buffers and machines tables, `floor` each
+//! latency figure's multiple of its machine's floor, `charts`, `scatter`, `sizes` and
+//! `spectrum` the charts, `csv` the medians file; `markdown` and `html` render the page and
+//! `terminal` what a run prints (its lines, the closing tables, `ipcbench list`).
 
 mod charts;
 mod cost;
 mod csv;
+mod families;
+mod faq;
 mod floor;
 mod html;
 pub mod markdown;
@@ -79,10 +82,12 @@ pub fn default_out(paths: &[PathBuf]) -> PathBuf {
     }
 }
 
-/// Writes every artefact into `out`; returns the files written.
-pub fn build(sources: &[Source], out: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out.join("charts")).with_context(|| format!("creating {}", out.display()))?;
+/// Writes every artefact into `out`; returns the files written. `versus` names pairs of
+/// libraries (`aeron,zmq`) the questions answer beside FastIPC's.
+pub fn build(sources: &[Source], out: &Path, versus: &[String]) -> Result<Vec<PathBuf>> {
     let view = View::new(sources, out);
+    let pairs = versus.iter().map(|v| faq::versus(&view, v)).collect::<Result<Vec<_>>>()?;
+    std::fs::create_dir_all(out.join("charts")).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();
     let mut charts = charts::draw_all(&view, &out.join("charts"))?;
     charts.extend(spectrum::draw(&view, &out.join("charts"), &out.join("hgrm"), &mut written)?);
@@ -92,9 +97,10 @@ pub fn build(sources: &[Source], out: &Path) -> Result<Vec<PathBuf>> {
         written.push(path);
         Ok(())
     };
-    write("report.md", markdown::page(&view, &charts))?;
+    let answers = faq::answers(&view, &pairs);
+    write("report.md", markdown::page(&view, &charts, &answers))?;
     write("medians.csv", csv::csv(&view))?;
-    write("index.html", html::page(&view, &charts)?)?;
+    write("index.html", html::page(&view, &charts, &answers)?)?;
     for c in &charts {
         written.push(out.join("charts").join(format!("{}.svg", c.name)));
         written.push(out.join("charts").join(format!("{}.png", c.name)));
@@ -207,7 +213,7 @@ mod tests {
             let sources = [Source::new(doc, PathBuf::from(format!("results/{name}.json")))];
             let out =
                 std::env::temp_dir().join(format!("ipcbench-report-test-{}-{name}", std::process::id()));
-            build(&sources, &out).unwrap();
+            build(&sources, &out, &[]).unwrap();
             for file in ["report.md", "medians.csv"] {
                 let committed = std::fs::read_to_string(folder.join(file)).unwrap();
                 let again = std::fs::read_to_string(out.join(file)).unwrap();
@@ -221,5 +227,74 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 2, "the committed reports: {seen}");
+    }
+
+    /// The page of the reference run parses as XML (so as HTML, strictly), opens with the chart
+    /// that places every library, has a section per case family with its chart above its
+    /// coloured table, inlines every chart written, and answers the questions.
+    #[test]
+    fn the_page_parses_and_holds_every_chart_and_table() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let name = "results/run-2026-12-02T01-50-18Z.json";
+        let sources = [Source::new(results::load(&root.join(name)).unwrap(), PathBuf::from(name))];
+        let out = std::env::temp_dir().join(format!("ipcbench-page-test-{}", std::process::id()));
+        build(&sources, &out, &["aeron,zmq".to_string()]).unwrap();
+        let text = std::fs::read_to_string(out.join("index.html")).unwrap();
+        let strict = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+        let page = roxmltree::Document::parse_with_options(&text, strict)
+            .unwrap_or_else(|e| panic!("index.html: {e}"));
+        let class =
+            |n: &roxmltree::Node, c: &str| n.attribute("class").is_some_and(|a| a.split(' ').any(|x| x == c));
+        let charts: Vec<roxmltree::Node> = page.descendants().filter(|n| class(n, "chart")).collect();
+        assert_eq!(charts[0].attribute("id"), Some("chart-placing"));
+        let mut svgs: Vec<String> = std::fs::read_dir(out.join("charts"))
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".svg").map(|n| format!("chart-{n}")))
+            .collect();
+        svgs.sort();
+        let mut inlined: Vec<String> =
+            charts.iter().map(|c| c.attribute("id").unwrap().to_string()).collect();
+        inlined.sort();
+        assert_eq!(inlined, svgs);
+        assert!(charts.iter().all(|c| c.children().any(|x| x.has_tag_name("svg"))));
+        for f in families::Family::ALL {
+            let Some(section) = page.descendants().find(|n| n.attribute("id") == Some(f.anchor())) else {
+                panic!("no section {}", f.anchor())
+            };
+            let order: Vec<&str> = section
+                .children()
+                .filter_map(|n| {
+                    if class(&n, "chart") {
+                        Some("chart")
+                    } else if class(&n, "family") {
+                        Some("table")
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            assert_eq!(order.first(), Some(&"chart"), "{}: {order:?}", f.anchor());
+            assert!(order.contains(&"table"), "{}", f.anchor());
+            let cells: Vec<roxmltree::Node> =
+                section.descendants().filter(|n| n.attribute("tabindex").is_some()).collect();
+            assert!(!cells.is_empty() && cells.iter().all(|c| (0..6).any(|i| class(c, &format!("s{i}")))));
+            assert!(cells.iter().all(|c| c.children().any(|t| class(&t, "tip"))));
+        }
+        let questions: Vec<String> = page
+            .descendants()
+            .filter(|n| n.has_tag_name("dt"))
+            .filter_map(|n| n.text().map(String::from))
+            .collect();
+        assert!(questions.iter().any(|q| q == "Is FastIPC faster than ZeroMQ?"), "{questions:?}");
+        assert!(questions.iter().any(|q| q == "Is Aeron faster than ZeroMQ?"), "{questions:?}");
+        let summary = page.descendants().find(|n| n.has_tag_name("table")).unwrap();
+        assert_eq!(
+            summary.descendants().filter(|n| n.has_tag_name("tr")).count(),
+            1 + sources[0].doc.libraries.len()
+        );
+        let e = build(&sources, &out, &["aeron,nothing".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("\"nothing\" is not a library of this report"), "{e}");
+        let _ = std::fs::remove_dir_all(&out);
     }
 }

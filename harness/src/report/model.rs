@@ -21,6 +21,15 @@ pub enum Cell {
         rank: Option<Rank>,
         marks: String,
     },
+    /// A figure of a family table, in its row's unit: its ratio to the best of its row (1 for
+    /// the best, the better way round for times and rates alike), its rank where the row's
+    /// figure is the one results are ranked by, and its marks.
+    Value {
+        text: String,
+        ratio: f64,
+        rank: Option<Rank>,
+        marks: String,
+    },
     /// The library lacks the pattern: footnote `note` says why.
     Dash {
         note: usize,

@@ -1,33 +1,39 @@
-//! The head-to-head sentences, in the comparison's form, computed from the results: how often
-//! each library is the fastest or level with it, and each library against the one that leads
-//! most often, with the smallest round trip's ratio. Oversubscribed results are counted apart
-//! (they measure the scheduler as much as the library), and two results whose intervals overlap
-//! are level, not a win.
+//! The summary table: each library's cases, how often it is the fastest or level with the
+//! fastest, how far from the best it stands and what it costs. Oversubscribed results are
+//! counted apart (they measure the scheduler as much as the library), and two results whose
+//! intervals overlap are level, not a win.
 
 use std::collections::BTreeMap;
 
 use super::View;
+use super::families::three_digits;
+use super::model::{Cell, Table};
 use crate::analysis::{self, Rank};
-use crate::format::{ratio_span, size_words};
-use crate::matrix::{Pattern, size_label};
-use crate::results::Status;
+use crate::format::nanos;
+use crate::noise;
 
-/// Per library on one machine: rows it ran in, rows where it was the fastest or level, and
-/// the oversubscribed rows it ran in, left out of both.
-#[derive(Clone, Copy, Default)]
-struct Standing {
-    ran: usize,
-    top: usize,
-    oversubscribed: usize,
+/// Per library on one machine: the cases it passed, the rows (oversubscribed aside) where it
+/// was the fastest or level, the oversubscribed rows left out, and, over the rows counted, its
+/// ratios to the best of each row and its CPU per message.
+#[derive(Clone, Default)]
+pub struct Standing {
+    pub passed: usize,
+    pub ran: usize,
+    pub top: usize,
+    pub oversubscribed: usize,
+    pub ratios: Vec<f64>,
+    pub cpu_ns: Vec<f64>,
 }
 
-fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
+/// Every library's standing on every machine, keyed by (source, library).
+pub fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
     let mut out = BTreeMap::new();
     for (lib, s) in &view.columns {
         for case in &view.cases {
             let Some(r) = view.result(case, lib, *s) else { continue };
             let Some(rank) = analysis::rank(r, view.row(case, *s)) else { continue };
             let e: &mut Standing = out.entry((*s, lib.clone())).or_default();
+            e.passed += 1;
             if r.oversubscribed {
                 e.oversubscribed += 1;
                 continue;
@@ -36,105 +42,57 @@ fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
             if rank != Rank::Behind {
                 e.top += 1;
             }
+            let best = view
+                .row(case, *s)
+                .into_iter()
+                .filter_map(|x| Some(analysis::interval(x)?.1))
+                .fold(0.0, f64::max);
+            if let Some((_, mine, _)) = analysis::interval(r).filter(|i| i.1 > 0.0) {
+                e.ratios.push(best / mine);
+            }
+            e.cpu_ns.extend(r.median.and_then(|f| f.cpu_ns_per_msg));
         }
     }
     out
 }
 
-/// The round trip the sentences quote: the one of the smallest messages.
-fn quoted_round_trip<'a>(view: &View<'a>) -> Option<(&'a str, usize)> {
-    view.sources
-        .iter()
-        .flat_map(|s| s.doc.results.iter())
-        .filter(|r| r.pattern == Pattern::StreamRtt && r.batch.is_none())
-        .min_by_key(|r| r.size)
-        .map(|r| (r.case.as_str(), r.size))
-}
+/// What the summary table says of the ratios: how far from the best of its rows a library's
+/// figure stands, the better way round (a rate's best over its own, a time's own over the best).
+pub const RATIO: &str = "median ratio to the best of its row";
 
-pub fn lines(view: &View) -> Vec<String> {
-    let standing = standings(view);
-    let mut lines = Vec::new();
-    for (i, s) in view.sources.iter().enumerate() {
-        let on = if view.sources.len() > 1 { format!(" on {}", s.label) } else { String::new() };
-        let mut ranked: Vec<(&String, Standing)> =
-            standing.iter().filter(|((src, _), _)| *src == i).map(|((_, l), v)| (l, *v)).collect();
-        ranked.sort_by(|a, b| b.1.top.cmp(&a.1.top).then(a.0.cmp(b.0)));
-        for (lib, Standing { ran, top, oversubscribed }) in &ranked {
-            let apart = match oversubscribed {
+/// A row per library (and machine): the cases it passed, how often it was the fastest or level
+/// with the fastest (oversubscribed rows counted apart), its median ratio to the best of its
+/// rows, and its median CPU time per message (or call). Most often on top first.
+pub fn table(view: &View) -> Table {
+    let header = ["library", "cases passed", "fastest or level", RATIO, "median CPU per message or call"];
+    let mut rows: Vec<(Standing, Vec<Cell>)> = standings(view)
+        .into_iter()
+        .map(|((s, lib), st)| {
+            let over = match st.oversubscribed {
                 0 => String::new(),
                 n => format!(" ({n} oversubscribed left out)"),
             };
-            lines.push(format!(
-                "{lib} is the fastest, or level with the fastest, in {top} of the {ran} measurements where it ran{on}{apart}."
-            ));
-        }
+            let ratio =
+                noise::middle(st.ratios.clone()).map_or("—".into(), |x| format!("{}×", three_digits(x)));
+            let cpu = noise::middle(st.cpu_ns.clone()).map_or("not recorded".into(), nanos);
+            let cells = vec![
+                Cell::Text(view.column_label(&(lib, s))),
+                Cell::Text(st.passed.to_string()),
+                Cell::Text(format!("{} of {}{over}", st.top, st.ran)),
+                Cell::Text(ratio),
+                Cell::Text(cpu),
+            ];
+            (st, cells)
+        })
+        .collect();
+    let share = |st: &Standing| if st.ran == 0 { 0.0 } else { st.top as f64 / st.ran as f64 };
+    let mid = |st: &Standing| noise::middle(st.ratios.clone()).unwrap_or(f64::MAX);
+    rows.sort_by(|a, b| share(&b.0).total_cmp(&share(&a.0)).then(mid(&a.0).total_cmp(&mid(&b.0))));
+    Table {
+        header: header.map(String::from).to_vec(),
+        rows: rows.into_iter().map(|r| r.1).collect(),
+        notes: Vec::new(),
     }
-    // Every library against the one that leads most often, over every machine together.
-    let mut lead: BTreeMap<&String, usize> = BTreeMap::new();
-    for ((_, l), st) in &standing {
-        *lead.entry(l).or_default() += st.top;
-    }
-    let Some(leader) = lead.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(l, _)| (*l).clone())
-    else {
-        return lines;
-    };
-    let quoted = quoted_round_trip(view);
-    for other in view.libraries.iter().filter(|l| **l != leader) {
-        let (mut both, mut wins, mut level) = (0, 0, 0);
-        let mut rtt: Vec<f64> = Vec::new();
-        for (i, _) in view.sources.iter().enumerate() {
-            for case in &view.cases {
-                let (Some(a), Some(b)) = (view.result(case, &leader, i), view.result(case, other, i)) else {
-                    continue;
-                };
-                let (Some(x), Some(y)) = (
-                    a.median.as_ref().and_then(|f| analysis::goodness(a.pattern, f)),
-                    b.median.as_ref().and_then(|f| analysis::goodness(b.pattern, f)),
-                ) else {
-                    continue;
-                };
-                if a.status != Status::Ok || b.status != Status::Ok || a.oversubscribed {
-                    continue;
-                }
-                both += 1;
-                if analysis::level(a, b) {
-                    level += 1;
-                } else if x > y {
-                    wins += 1;
-                }
-                if quoted.is_some_and(|(q, _)| q == case) {
-                    rtt.push(x / y);
-                }
-            }
-        }
-        if both == 0 {
-            continue;
-        }
-        let mut line = format!(
-            "{leader} is faster than {other} in {wins}, level in {level} and slower in {} of the {both} measurements \
-             where both ran",
-            both - wins - level
-        );
-        if let (false, Some((_, size))) = (rtt.is_empty(), quoted) {
-            // Said of whichever is quicker, as "N times as quick".
-            let (quick, slow, ratios): (&str, &str, Vec<f64>) = if rtt.iter().sum::<f64>() >= rtt.len() as f64
-            {
-                (&leader, other, rtt)
-            } else {
-                (other, &leader, rtt.iter().map(|x| 1.0 / x).collect())
-            };
-            let lo = ratios.iter().copied().fold(f64::MAX, f64::min);
-            let hi = ratios.iter().copied().fold(f64::MIN, f64::max);
-            line.push_str(&format!(
-                "; a {} round trip (p50) is {} times as quick with {quick} as with {slow}",
-                size_words(size, &size_label(size)),
-                ratio_span(lo, hi)
-            ));
-        }
-        line.push('.');
-        lines.push(line);
-    }
-    lines
 }
 
 #[cfg(test)]
@@ -143,7 +101,7 @@ mod tests {
 
     use super::*;
     use crate::report::Source;
-    use crate::results;
+    use crate::results::{self, Status};
 
     /// The committed full run: 10 of its 30 cases oversubscribed on 2 cores.
     fn full_run() -> Source {
@@ -153,10 +111,11 @@ mod tests {
     }
 
     #[test]
-    fn oversubscribed_results_are_counted_apart_and_overlaps_are_level() {
+    fn the_summary_counts_oversubscribed_results_apart_and_ranks_by_share_on_top() {
         let source = full_run();
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
-        let lines = lines(&view);
+        let t = table(&view);
+        assert_eq!(t.rows.len(), view.libraries.len());
         let ok = |lib: &str, over: bool| {
             source
                 .doc
@@ -165,31 +124,28 @@ mod tests {
                 .filter(|r| r.library == lib && r.status == Status::Ok && r.oversubscribed == over)
                 .count()
         };
-        let zmq = lines.iter().find(|l| l.starts_with("zmq is the fastest")).unwrap();
+        let row = t.rows.iter().find(|r| r[0] == Cell::Text("zmq".into())).unwrap();
+        assert_eq!(row[1], Cell::Text((ok("zmq", false) + ok("zmq", true)).to_string()));
+        let Cell::Text(top) = &row[2] else { panic!() };
         assert!(
-            zmq.contains(&format!(
-                " of the {} measurements where it ran ({} oversubscribed left out).",
-                ok("zmq", false),
-                ok("zmq", true)
-            )),
-            "{zmq}"
+            top.ends_with(&format!(" of {} ({} oversubscribed left out)", ok("zmq", false), ok("zmq", true))),
+            "{top}"
         );
         assert!(ok("zmq", true) > 0);
-        let versus: Vec<&String> = lines.iter().filter(|l| l.contains(" is faster than ")).collect();
-        assert!(!versus.is_empty());
-        for l in versus {
-            // "A is faster than B in W, level in L and slower in S of the N measurements"
-            let n = |after: &str| -> usize {
-                l.split(after)
-                    .nth(1)
-                    .unwrap()
-                    .split(|c: char| !c.is_ascii_digit())
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap()
-            };
-            assert_eq!(n(" in ") + n("level in ") + n("slower in "), n(" of the "), "{l}");
+        // Shares on top fall down the table, and a ratio to the best is never below 1.
+        let shares: Vec<f64> = t
+            .rows
+            .iter()
+            .map(|r| {
+                let Cell::Text(t) = &r[2] else { panic!() };
+                let n: Vec<f64> = t.split(' ').filter_map(|w| w.parse().ok()).collect();
+                n[0] / n[1]
+            })
+            .collect();
+        assert!(shares.windows(2).all(|w| w[0] >= w[1]), "{shares:?}");
+        for r in &t.rows {
+            let Cell::Text(x) = &r[3] else { panic!() };
+            assert!(x.trim_end_matches('×').parse::<f64>().unwrap() >= 1.0, "{x}");
         }
     }
 }

@@ -1,24 +1,26 @@
 //! What the terminal shows, from the same model as the report: a line per finished case, the
-//! table of medians at the end of a run, and `ipcbench list`.
+//! tables of medians at the end of a run (a table per case family, fitted to the terminal's
+//! width, or with `--wide` one table of every case), and `ipcbench list`.
 
 use std::path::Path;
 
 use ipcbench_api::LibraryInfo;
 
 use super::cost;
+use super::families::{self, Family, FamilyTable};
 use super::model::{self, Cell, Mark, Table, figure_text, value_text};
 use super::{Source, View};
 use crate::analysis;
 use crate::format::whole_percent;
 use crate::matrix::Case;
-use crate::results::{CaseResult, ModeResult, Status};
+use crate::results::{CaseResult, Status};
 
 /// A cell as the terminal shows it: no rank, a dash without its footnote (the progress line
 /// and `ipcbench list` say why).
 fn cell(c: &Cell) -> String {
     match c {
         Cell::Text(t) => t.clone(),
-        Cell::Figure { text, marks, .. } => format!("{text}{marks}"),
+        Cell::Figure { text, marks, .. } | Cell::Value { text, marks, .. } => format!("{text}{marks}"),
         Cell::Dash { .. } => "—".into(),
         Cell::Status { status: Status::Failed, .. } => "FAILED".into(),
         Cell::Status { status, .. } => status.as_str().into(),
@@ -50,14 +52,6 @@ pub fn render(t: &Table) -> String {
     out.join("\n")
 }
 
-/// A receive mode's median as the pattern counts it, and what it cost:
-/// `polling p50 3.78 µs (1.99 cores, 7.83 µs CPU/msg)`.
-fn mode_text(r: &CaseResult, m: &ModeResult) -> Option<String> {
-    let f = m.median?;
-    let cost = cost::cost_text(r.pattern, &f).map(|c| format!(" ({c})")).unwrap_or_default();
-    Some(format!("{} {}{cost}", m.mode, cost::counted_text(r.pattern, &f)))
-}
-
 /// The line of a finished result: its figure (and each mode's rate), or its dash or failure
 /// with the reason; flagged when oversubscribed, noisy or disturbed by another run.
 pub fn progress_line(r: &CaseResult) -> String {
@@ -67,7 +61,7 @@ pub fn progress_line(r: &CaseResult) -> String {
             let figure = median
                 .as_ref()
                 .map_or("FAILED".into(), |f| format!("{}{}", figure_text(r.pattern, f), model::marks(r)));
-            let modes: Vec<String> = r.modes.iter().filter_map(|m| mode_text(r, m)).collect();
+            let modes: Vec<String> = r.modes.iter().filter_map(|m| cost::mode_text(r, m)).collect();
             format!("{figure} [best: {}; {}]", r.best_mode.map_or("-", |m| m.as_str()), modes.join(", "))
         }
         (Status::Unsupported, _) => format!("— ({reason})"),
@@ -96,20 +90,103 @@ pub fn progress_line(r: &CaseResult) -> String {
     format!("{} {}{flags}: {detail}", r.case, r.library)
 }
 
-/// Cases as rows, libraries as columns: each cell the median of the better receive mode; under
-/// it, what each mark present means.
-pub fn medians(source: &Source) -> String {
+/// The closing tables of a run. Narrow (the default): a table per case family, a row per
+/// library and a column per case and figure (the unit in its header), split into as many tables
+/// as it takes for no line to pass `width` columns. `wide`: one table of every case, a row each,
+/// a column per library. Under them, what each mark present means, wrapped to `width`.
+pub fn medians(source: &Source, wide: bool, width: usize) -> String {
     let view = View::new(std::slice::from_ref(source), Path::new(""));
     let doc = &source.doc;
-    let mut out = render(&model::case_table(&view));
+    let mut out = if wide {
+        render(&model::case_table(&view))
+    } else {
+        let tables: Vec<String> = Family::ALL
+            .into_iter()
+            .map(|f| families::table(&view, f))
+            .filter(|t| !t.rows.is_empty())
+            .map(|t| narrow(&view, &t, width))
+            .collect();
+        tables.join("\n\n")
+    };
+    let mut legend = Vec::new();
     for m in Mark::ALL {
         if m == Mark::Oversubscribed || doc.results.iter().any(|r| r.status == Status::Ok && m.on(r)) {
             let hint = if m == Mark::Noisy { "; more --runs, or --order interleaved, tell more" } else { "" };
-            out.push_str(&format!("\n{} {}{hint}", m.symbol(), m.meaning()));
+            legend.push(format!("{} {}{hint}", m.symbol(), m.meaning()));
         }
     }
-    out.push_str("\n— the library lacks the pattern (`ipcbench list` says why).");
+    legend.push("— the library lacks the pattern (`ipcbench list` says why).".into());
+    if !wide {
+        legend.push(
+            "Each figure has three significant digits, in the unit under its case; --wide prints one table."
+                .into(),
+        );
+    }
+    out.push_str(&format!("\n{}", crate::console::wrap(&legend.join("\n"), width)));
     out
+}
+
+/// A family's table turned on its side (a row per library, a column per case and figure), in
+/// as many parts as it takes to fit `width`.
+fn narrow(view: &View, t: &FamilyTable, width: usize) -> String {
+    // A family whose cases share their first word (broadcast/, queue/) leaves it out.
+    let first = |c: &str| c.split('/').next().unwrap_or("").to_string();
+    let shared = first(&t.rows[0].case);
+    let short = |c: &str| {
+        if t.rows.iter().all(|r| first(&r.case) == shared) {
+            c.strip_prefix(&format!("{shared}/")).unwrap_or(c).to_string()
+        } else {
+            c.to_string()
+        }
+    };
+    let labels: Vec<String> = view.columns.iter().map(|c| view.column_label(c)).collect();
+    let label_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(7);
+    let columns: Vec<(String, String, Vec<String>)> = t
+        .rows
+        .iter()
+        .map(|r| (short(&r.case), r.figure.clone(), r.cells.iter().map(cell).collect()))
+        .collect();
+    let col_w = |c: &(String, String, Vec<String>)| {
+        c.2.iter()
+            .map(|x| x.chars().count())
+            .chain([c.0.chars().count(), c.1.chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    // "| label | a | b |": 4 for the outer bars and the label's padding, 3 for each column.
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = label_w + 4;
+    for (i, c) in columns.iter().enumerate() {
+        let w = col_w(c) + 3;
+        if used + w > width && !parts.last().unwrap().is_empty() {
+            parts.push(Vec::new());
+            used = label_w + 4;
+        }
+        parts.last_mut().unwrap().push(i);
+        used += w;
+    }
+    let mut out = Vec::new();
+    for (n, part) in parts.iter().enumerate() {
+        let more = if parts.len() > 1 { format!(" ({} of {})", n + 1, parts.len()) } else { String::new() };
+        out.push(format!("{}{more}", t.family.title()));
+        let pad = |text: &str, w: usize| format!("{text}{}", " ".repeat(w - text.chars().count()));
+        let line = |label: &str, cells: Vec<&str>| {
+            let cells: Vec<String> =
+                part.iter().zip(cells).map(|(&i, c)| pad(c, col_w(&columns[i]))).collect();
+            format!("| {} | {} |", pad(label, label_w), cells.join(" | "))
+        };
+        out.push(line("case", part.iter().map(|&i| columns[i].0.as_str()).collect()));
+        out.push(line("", part.iter().map(|&i| columns[i].1.as_str()).collect()));
+        let rule: Vec<String> = part.iter().map(|&i| "-".repeat(col_w(&columns[i]) + 2)).collect();
+        out.push(format!("|{}|{}|", "-".repeat(label_w + 2), rule.join("|")));
+        for (j, label) in labels.iter().enumerate() {
+            out.push(line(label, part.iter().map(|&i| columns[i].2[j].as_str()).collect()));
+        }
+        if n + 1 < parts.len() {
+            out.push(String::new());
+        }
+    }
+    out.join("\n")
 }
 
 /// `ipcbench list`: every case with its process count, the libraries, and what each has (a

@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 use ipcbench_api::LibraryInfo;
 
 use crate::analysis;
+use crate::console;
 use crate::floors::Floors;
 use crate::machine::{self, BUSY, Conditions, Machine};
 use crate::matrix::{self, Case};
@@ -48,11 +49,11 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let stale = dir::remove_stale();
     if !stale.is_empty() {
-        eprintln!(
+        console::say(&format!(
             "ipcbench: removed what {} run(s) killed before they could clean up left (pid {})",
             stale.len(),
             stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-        );
+        ));
     }
     let conditions = Conditions::now(dir::live_others(), &matrix::sizes_of(&opts.cases));
     let run_dir = dir::RunDir::create()?;
@@ -109,17 +110,17 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         }
     };
     if conditions.busy_cores > BUSY {
-        eprintln!(
+        console::say(&format!(
             "ipcbench: warning: the machine is busy: other processes kept {:.1} of its {cores} cores busy just \
              now; the figures will be lower and noisier (`ipcbench doctor` says more)",
             conditions.busy_cores
-        );
+        ));
     }
     // A resumed file keeps the conditions of its start.
     doc.conditions.get_or_insert(conditions);
     results::write_atomically(&doc, &path)?;
     let total = opts.cases.len() * opts.libraries.len();
-    eprintln!(
+    console::say(&format!(
         "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
         opts.cases.len(),
         opts.libraries.len(),
@@ -129,9 +130,12 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         opts.order.as_str(),
         cores,
         path.display()
-    );
+    ));
     if !kept.is_empty() {
-        eprintln!("ipcbench: resuming: {} of {total} done before, kept; running the rest", kept.len());
+        console::say(&format!(
+            "ipcbench: resuming: {} of {total} done before, kept; running the rest",
+            kept.len()
+        ));
     }
 
     // The trials planned: every run of every receive mode of each result still to measure.
@@ -227,7 +231,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
     doc.finished = Some(now());
     results::write_atomically(&doc, &path)?;
-    println!("{}", terminal::medians(&Source::new(doc, path.clone())));
+    println!("{}", terminal::medians(&Source::new(doc, path.clone()), opts.wide, console::width()));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
 }
 
@@ -252,12 +256,12 @@ impl RunContext<'_> {
         for &pid in &live {
             if !warned.contains(&pid) {
                 warned.push(pid);
-                eprintln!(
+                console::say(&format!(
                     "ipcbench: warning: another ipcbench run (pid {pid}) is running on this machine; its \
                      processes compete for the {} cores and disturb these figures (each case it overlaps \
                      records it in concurrent_runs)",
                     self.cores
-                );
+                ));
             }
             if !result.concurrent_runs.contains(&pid) {
                 result.concurrent_runs.push(pid);
@@ -315,7 +319,7 @@ impl RunContext<'_> {
             };
             let what = format!("{} {} {mode} run {of}", case.name, lib.id);
             if opts.verbose {
-                eprintln!("  {what}");
+                console::say(&format!("  {what}"));
             }
             self.progress.borrow_mut().trial_starts(&what);
             let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));

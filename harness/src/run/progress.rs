@@ -56,6 +56,8 @@ impl Progress {
             self.results,
             left_text(self.left())
         );
+        // A status line that wrapped could not be wiped by one carriage return.
+        let line: String = line.chars().take(crate::console::width().saturating_sub(1)).collect();
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[K{line}");
         let _ = err.flush();
@@ -83,7 +85,7 @@ impl Progress {
         } else {
             String::new()
         };
-        eprintln!("[{}/{}] {line}{left}", self.results_done, self.results);
+        crate::console::say(&format!("[{}/{}] {line}{left}", self.results_done, self.results));
     }
 }
 

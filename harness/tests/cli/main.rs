@@ -13,6 +13,14 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
 
+/// The binary, with a terminal wide enough that no line it prints is wrapped: the tests find
+/// words in its lines (one test narrows it on purpose).
+fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    c.env("COLUMNS", "10000");
+    c
+}
+
 /// Every library built in, in the order of the tables (each one's stream receiver has a
 /// stream/16B case, so the fault suite faults one receiver per library).
 static LIBRARIES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(ipcbench::registry::ids);
@@ -62,7 +70,7 @@ fn words(line: &str) -> Vec<&str> {
 }
 
 fn ipcbench(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("the ipcbench binary runs")
+    bin().args(args).output().expect("the ipcbench binary runs")
 }
 
 /// The fields of one line of `medians.csv` (RFC 4180: a quoted field may hold commas and
@@ -177,7 +185,7 @@ fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Value) {
 
 /// `ipcbench <args>` with short windows into `out`: the driver's pid, its output, the JSON.
 fn short(out: &Path, args: &[&str]) -> (u32, Output, Value) {
-    let child = Command::new(BIN)
+    let child = bin()
         .args(args)
         .args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out"])
         .arg(out)
@@ -213,12 +221,8 @@ impl RunTest {
         signal: i32,
     ) -> (u32, std::process::ExitStatus, String, Value) {
         let line = format!("{line} --out {} -v", self.out());
-        let mut driver = Command::new(BIN)
-            .args(words(&line))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut driver =
+            bin().args(words(&line)).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let pid = driver.id();
         let stderr = BufReader::new(driver.stderr.take().unwrap());
         let mut text = String::new();
@@ -241,14 +245,7 @@ impl RunTest {
 
 /// Starts `ipcbench <args> --out <out>` with its standard error piped.
 fn start(args: &[&str], out: &Path) -> std::process::Child {
-    Command::new(BIN)
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    bin().args(args).arg("--out").arg(out).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 /// Reads the driver's standard error until a line holds `text`; returns everything read.

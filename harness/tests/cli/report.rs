@@ -2,10 +2,27 @@
 
 use super::*;
 
-/// The line of a Markdown table whose first cell is `case`.
+/// The first line of a Markdown table whose first cell is `case`: in a family's table, the row
+/// of the case's first figure.
 fn row_of<'a>(md: &'a str, case: &str) -> &'a str {
     let start = format!("| {case} |");
     md.lines().find(|l| l.starts_with(&start)).unwrap_or_else(|| panic!("no row {case} in\n{md}"))
+}
+
+/// A figure cell's number, without its bold, level sign and marks: `**43.5** ~` is 43.5.
+fn number(cell: &str) -> f64 {
+    let bare = cell.replace("**", "").replace('≈', "");
+    bare.split_whitespace().next().and_then(|w| w.parse().ok()).unwrap_or_else(|| panic!("{cell:?}"))
+}
+
+/// What a row's unit (`rate (M msg/s)`, `p50 (µs)`) divides a raw figure by.
+fn divisor(figure: &str) -> f64 {
+    let unit = figure.split_once('(').unwrap().1;
+    match unit.split_whitespace().next().unwrap().trim_end_matches(')') {
+        "M" | "ms" => 1e6,
+        "k" | "µs" => 1e3,
+        _ => 1.0,
+    }
 }
 
 #[test]
@@ -27,7 +44,7 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let md = std::fs::read_to_string(again.join("report.md")).unwrap();
     let header = md.lines().find(|l| l.starts_with("| case |")).unwrap();
-    assert_eq!(header, "| case | fastipc | uds | posix-mq |");
+    assert_eq!(header, "| case | figure | fastipc | uds | posix-mq |");
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 9);
     let csv = std::fs::read_to_string(again.join("medians.csv")).unwrap();
@@ -35,7 +52,8 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
     for r in results {
         let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
         let column = ["fastipc", "uds", "posix-mq"].iter().position(|l| *l == lib).unwrap();
-        let cell = row_of(&md, case).split(" | ").nth(column + 1).unwrap().trim_end_matches(" |");
+        let row: Vec<&str> = row_of(&md, case).split(" | ").collect();
+        let cell = row[column + 2].trim_end_matches(" |");
         let line = csv
             .lines()
             .find(|l| l.contains(&format!(",{case},")) && l.contains(&format!(",{lib},")))
@@ -52,19 +70,21 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
         let rest = line.strip_prefix('"').and_then(|l| l.split_once("\",")).map_or(line, |(_, r)| r);
         let rate: f64 = rest.split(',').nth(7).unwrap().parse().unwrap();
         assert_eq!(rate, median["msgs_per_s"].as_f64().unwrap(), "{line}");
-        if case.starts_with("stream-rtt") {
-            assert!(cell.contains("p50 ") && cell.contains(" p99 "), "{cell}");
-        } else {
-            assert!(
-                cell.contains(&ipcbench::format::rate(rate)),
-                "{case} {lib}: {cell:?} lacks {}",
-                ipcbench::format::rate(rate)
-            );
-        }
+        // Three significant digits of the figure the row names, in the row's unit.
+        let raw = if case.starts_with("stream-rtt") { median["p50_ns"].as_f64().unwrap() } else { rate };
+        let want = raw / divisor(row[1]);
+        assert!(
+            (number(cell) - want).abs() <= want * 0.005,
+            "{case} {lib}: {cell:?} is not {want} {}",
+            row[1]
+        );
     }
     assert!(row_of(&md, "queue/1x1/16B").contains("— ["), "uds has no work queue");
-    assert!(md.contains("is the fastest, or level with the fastest, in"), "the summaries");
-    assert!(md.contains("fastipc is faster than uds in"), "a head-to-head:\n{md}");
+    assert!(md.contains("| library | cases passed | fastest or level |"), "the summary table:\n{md}");
+    assert!(
+        md.contains("**Is FastIPC faster than Unix domain sockets (SOCK_STREAM)?**"),
+        "the questions:\n{md}"
+    );
     // The shared memory each library mapped in the charted stream: FastIPC's rings, no socket's.
     let mapped = |lib: &str| {
         let mut lines = md.lines().skip_while(|l| !l.starts_with("Shared memory mapped"));
@@ -81,7 +101,7 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
     assert_eq!(&png[..4], b"\x89PNG");
     let html = std::fs::read_to_string(again.join("index.html")).unwrap();
     assert!(
-        html.contains("<svg") && html.contains("title=\"stream/16B"),
+        html.contains("<svg") && html.contains("<span class=\"tip\">stream/16B · "),
         "charts inline, cells with tooltips"
     );
     assert!(!html.contains("<script src") && !html.contains("<link"), "nothing fetched from elsewhere");
@@ -109,7 +129,7 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
         header.contains("| fastipc (Debian") && header.contains("| fastipc (Ubuntu 24.04 LTS, 8 cores) |"),
         "{header}"
     );
-    assert_eq!(header.matches(" | ").count() + 1, 1 + 3 * 2, "a column per library and machine: {header}");
+    assert_eq!(header.matches(" | ").count() + 1, 2 + 3 * 2, "a column per library and machine: {header}");
     let csv = std::fs::read_to_string(merged.join("medians.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * results.len());
     t.nothing_left(pid);
@@ -136,4 +156,55 @@ fn a_corrupt_or_foreign_results_file_is_refused() {
     assert_refused(&["report", absent.as_str()], &["reading", "absent.json"]);
     assert_refused(&["report"], &["name at least one results file"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `COLUMNS=100`: no line a run prints is wider (its result lines wrap, its closing tables are
+/// a table per family with a row per library, split to fit); `--wide` prints one table with a
+/// column per library; without COLUMNS and a terminal the width is 80.
+#[test]
+fn a_run_fits_the_terminal_it_is_told_of() {
+    let t = RunTest::new("narrow");
+    let line = "run stream/16B stream-rtt/16B broadcast/lossy/4sub/16B --lib uds,zmq,shm-ring --runs 1 \
+                --duration 60ms --warmup 20ms --out";
+    let mut narrow = bin();
+    narrow.env("COLUMNS", "100").args(words(line)).arg(&t.out).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = narrow.spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    for l in stdout.lines().chain(stderr.lines()) {
+        assert!(l.chars().count() <= 100, "{} columns: {l}", l.chars().count());
+    }
+    // A wrapped result line goes on indented.
+    assert!(stderr.lines().any(|l| l.starts_with("    ")), "{stderr}");
+    for family in ["Streams and round trips", "Broadcasts"] {
+        assert!(stdout.lines().any(|l| l.starts_with(family)), "{family}:\n{stdout}");
+    }
+    for lib in ["uds", "zmq", "shm-ring"] {
+        let rows = stdout.lines().filter(|l| l.starts_with(&format!("| {lib} "))).count();
+        assert!(rows >= 2, "{lib}: a row in each family's table:\n{stdout}");
+    }
+    assert!(stdout.contains("| p50 (µs)") || stdout.contains("| p50 (ns)"), "{stdout}");
+    t.nothing_left(pid);
+
+    let t = RunTest::new("wide");
+    let line = "run stream/16B --lib uds,shm-ring --runs 1 --duration 60ms --warmup 20ms --wide --out";
+    let child =
+        bin().args(words(line)).arg(&t.out).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let header = stdout.lines().find(|l| l.starts_with("| case ")).unwrap();
+    assert!(header.contains("| uds ") && header.contains("| shm-ring "), "{header}");
+    assert!(stdout.contains("| stream/16B ") && stdout.contains(" msg/s"), "{stdout}");
+    t.nothing_left(pid);
+
+    let out =
+        Command::new(BIN).env_remove("COLUMNS").args(["run", "no-such-case/at-all/16B"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.lines().all(|l| l.chars().count() <= 80), "{stderr}");
+    assert!(stderr.replace("\n    ", " ").contains("no-such-case/at-all/16B"), "{stderr}");
 }

@@ -64,7 +64,7 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     assert!(children_of_run(pid).is_empty(), "children outlived a killed driver");
 
     let file = the_json_path(&t.out);
-    let resumed = Command::new(BIN)
+    let resumed = bin()
         .args(["run", "--resume", file.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,0 +1,298 @@
+//! The report in sections, one per case family (streams and round trips, broadcasts, work
+//! queues, services, batch calls, fixed-rate latency, connection set-up): each family's table
+//! has a row per case and figure, its unit in the row's label, and each cell's figure with three
+//! significant digits, its ratio to the best of its row (which colours it) and its marks.
+
+use super::View;
+use super::model::{Cell, marks};
+use crate::analysis;
+use crate::format::percent;
+use crate::matrix::Pattern;
+use crate::results::{CaseResult, Figures, Status};
+
+/// A family of cases: a section of the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    Streams,
+    Broadcasts,
+    Queues,
+    Services,
+    Batches,
+    Latency,
+    Connect,
+}
+
+impl Family {
+    pub const ALL: [Family; 7] = [
+        Family::Streams,
+        Family::Broadcasts,
+        Family::Queues,
+        Family::Services,
+        Family::Batches,
+        Family::Latency,
+        Family::Connect,
+    ];
+
+    /// The family of a case's pattern; batch cases are a family of their own.
+    pub fn of(pattern: Pattern, batch: bool) -> Family {
+        match pattern {
+            _ if batch => Family::Batches,
+            Pattern::Stream | Pattern::StreamRtt => Family::Streams,
+            Pattern::Broadcast => Family::Broadcasts,
+            Pattern::Queue => Family::Queues,
+            Pattern::Service => Family::Services,
+            Pattern::Latency => Family::Latency,
+            Pattern::Connect => Family::Connect,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Streams => "Streams and round trips",
+            Family::Broadcasts => "Broadcasts",
+            Family::Queues => "Work queues",
+            Family::Services => "Services",
+            Family::Batches => "Batch calls",
+            Family::Latency => "Latency at a fixed rate",
+            Family::Connect => "Connection set-up",
+        }
+    }
+
+    /// The section's anchor in the HTML page.
+    pub fn anchor(self) -> &'static str {
+        match self {
+            Family::Streams => "streams",
+            Family::Broadcasts => "broadcasts",
+            Family::Queues => "queues",
+            Family::Services => "services",
+            Family::Batches => "batches",
+            Family::Latency => "latency",
+            Family::Connect => "connect",
+        }
+    }
+
+    /// What the family's cases measure, in a sentence or two (docs/METHOD.md says it whole).
+    pub fn method(self) -> &'static str {
+        match self {
+            Family::Streams => {
+                "One sender and one receiver, each a process of its own: messages per second one way, and \
+                 the round trip (p50, p99) when the receiver answers each message at once. The sender writes \
+                 each message from its own buffer and the receiver ends with it in its own."
+            }
+            Family::Broadcasts => {
+                "One publisher and 1 or 4 subscribers, every subscriber receiving every message: the slowest \
+                 subscriber's rate. Lossless: a subscriber behind holds the publisher back; lossy: it loses \
+                 messages instead (the share lost beside the rate)."
+            }
+            Family::Queues => {
+                "Producers and consumers, each message to exactly one consumer (1 × 1 and 4 × 4): every \
+                 consumer's messages per second together."
+            }
+            Family::Services => {
+                "Clients send a request and wait for its reply before the next (1 × 1, 4 clients × 1 server, \
+                 4 × 4, the servers sharing the requests): every client's calls per second together, and the \
+                 p50 of a call."
+            }
+            Family::Batches => {
+                "Streams and lossless broadcasts whose every send and receive call moves a batch of 16 or 64 \
+                 messages, for the libraries that have batch calls."
+            }
+            Family::Latency => {
+                "A sender on a fixed schedule (1 k, 100 k or 1 M messages a second), as applications send: \
+                 each message's one-way latency from its due time, as a whole spectrum. At 1 k/s the waiting \
+                 mode is a sleeping receiver."
+            }
+            Family::Connect => {
+                "A fresh sender process opens its endpoint and sends one message to a receiver already \
+                 there: the time from its first call to the message's arrival (p50 and greatest), a new \
+                 process each time."
+            }
+        }
+    }
+}
+
+/// A figure of a case that a family table has a row for.
+struct Measure {
+    /// Its name in the row's label: `rate`, `p50`, `p99.99`.
+    name: &'static str,
+    time: bool,
+    /// Whether it is the figure results are ranked by (marked fastest and level).
+    counted: bool,
+    get: fn(&Figures) -> Option<f64>,
+}
+
+const RATE: Measure = Measure { name: "rate", time: false, counted: true, get: |f| Some(f.msgs_per_s) };
+
+const P50: Measure = Measure { name: "p50", time: true, counted: true, get: |f| f.p50_ns };
+const P99: Measure = Measure { name: "p99", time: true, counted: false, get: |f| f.p99_ns };
+
+/// The rows a case of `pattern` gets.
+fn measures(pattern: Pattern) -> Vec<Measure> {
+    match pattern {
+        Pattern::Stream | Pattern::Broadcast | Pattern::Queue => vec![RATE],
+        Pattern::StreamRtt => vec![P50, P99],
+        Pattern::Service => {
+            vec![RATE, Measure { name: "p50 call", time: true, counted: false, get: |f| f.p50_ns }]
+        }
+        Pattern::Latency => vec![
+            P50,
+            P99,
+            Measure { name: "p99.99", time: true, counted: false, get: |f| f.p9999_ns },
+            Measure { name: "max", time: true, counted: false, get: |f| f.max_ns },
+        ],
+        Pattern::Connect => {
+            vec![P50, Measure { name: "max", time: true, counted: false, get: |f| f.max_ns }]
+        }
+    }
+}
+
+/// One row: a figure of one case, every column's value of it.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub case: String,
+    /// The figure and its unit: `rate (M msg/s)`, `p50 (µs)`.
+    pub figure: String,
+    /// One cell per column of the view.
+    pub cells: Vec<Cell>,
+}
+
+/// A family's table: its rows and the reasons its dashes and failures number (from 1).
+#[derive(Clone, Debug)]
+pub struct FamilyTable {
+    pub family: Family,
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+impl FamilyTable {
+    fn note(&mut self, text: String) -> usize {
+        match self.notes.iter().position(|t| *t == text) {
+            Some(i) => i + 1,
+            None => {
+                self.notes.push(text);
+                self.notes.len()
+            }
+        }
+    }
+
+    /// Whether any figure of the table carries this mark.
+    pub fn has_mark(&self, symbol: &str) -> bool {
+        self.rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .any(|c| matches!(c, Cell::Value { marks, .. } if marks.split(' ').any(|m| m == symbol)))
+    }
+}
+
+/// The upper bounds of the colour steps of a ratio to the best of its row; beyond the last is
+/// the last step.
+pub const STEPS: [f64; 5] = [1.1, 1.5, 2.0, 4.0, 10.0];
+
+/// The colour step of a ratio to the best (0: within 10 % of the best).
+pub fn step(ratio: f64) -> usize {
+    STEPS.iter().position(|b| ratio <= *b).unwrap_or(STEPS.len())
+}
+
+/// Each step's range in words, for the legend: `1–1.1×`, …, `over 10×`.
+pub fn step_labels() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lo = 1.0;
+    for b in STEPS {
+        out.push(format!("{lo}–{b}×"));
+        lo = b;
+    }
+    out.push(format!("over {lo}×"));
+    out
+}
+
+/// A value with three significant digits (more when it is a whole number above 999).
+pub fn three_digits(v: f64) -> String {
+    if v >= 100.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
+/// The unit a row's values are written in, and its divisor: the largest in which the row's
+/// middle value is at least 0.5 (so that most figures read as a few digits).
+fn unit(time: bool, middle: f64, calls: bool) -> (&'static str, f64) {
+    match (time, middle) {
+        (true, m) if m >= 0.5e6 => ("ms", 1e6),
+        (true, m) if m >= 0.5e3 => ("µs", 1e3),
+        (true, _) => ("ns", 1.0),
+        (false, m) if m >= 0.5e6 => (if calls { "M calls/s" } else { "M msg/s" }, 1e6),
+        (false, m) if m >= 0.5e3 => (if calls { "k calls/s" } else { "k msg/s" }, 1e3),
+        (false, _) => (if calls { "calls/s" } else { "msg/s" }, 1.0),
+    }
+}
+
+/// The family table of every case of the view in `family`, a column per view column.
+pub fn table(view: &View, family: Family) -> FamilyTable {
+    let mut t = FamilyTable { family, rows: Vec::new(), notes: Vec::new() };
+    for case in &view.cases {
+        let Some(pattern) = view.pattern(case) else { continue };
+        let batch =
+            view.sources.iter().flat_map(|s| &s.doc.results).any(|r| r.case == *case && r.batch.is_some());
+        if Family::of(pattern, batch) != family {
+            continue;
+        }
+        for (i, m) in measures(pattern).into_iter().enumerate() {
+            let row = measure_row(view, &mut t, case, &m, i == 0);
+            // A later figure no library has (an older file's) gets no row.
+            if i == 0 || row.cells.iter().any(|c| matches!(c, Cell::Value { .. })) {
+                t.rows.push(row);
+            }
+        }
+    }
+    t
+}
+
+/// One figure of one case: each column's value in the row's unit, with its ratio to the best
+/// of its machine; the case's first row carries the ranks, marks and reasons.
+fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: &Measure, first: bool) -> Row {
+    let pattern = view.pattern(case).expect("the case is in the view");
+    let value = |lib: &str, s: usize| -> Option<(f64, &CaseResult)> {
+        let r = view.result(case, lib, s).filter(|r| r.status == Status::Ok)?;
+        (m.get)(r.median.as_ref()?).filter(|v| *v > 0.0).map(|v| (v, r))
+    };
+    let values: Vec<f64> = view.columns.iter().filter_map(|(lib, s)| value(lib, *s).map(|x| x.0)).collect();
+    let (unit, divisor) =
+        unit(m.time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service);
+    // The best of each machine: the least time, the greatest rate.
+    let best = |s: usize| -> f64 {
+        let of =
+            view.columns.iter().filter(|(_, x)| *x == s).filter_map(|(lib, _)| value(lib, s).map(|x| x.0));
+        if m.time { of.fold(f64::MAX, f64::min) } else { of.fold(0.0, f64::max) }
+    };
+    let mut cells = Vec::new();
+    for (lib, s) in &view.columns {
+        let Some(r) = view.result(case, lib, *s) else {
+            cells.push(Cell::Empty);
+            continue;
+        };
+        let reason = r.reason.as_deref().unwrap_or("");
+        cells.push(match (r.status, value(lib, *s)) {
+            (Status::Ok, Some((v, r))) => {
+                let b = best(*s);
+                let mut text = three_digits(v / divisor);
+                if let (true, Some(lost)) = (first, r.median.and_then(|f| f.lost_share)) {
+                    text.push_str(&format!(" ({} lost)", percent(lost)));
+                }
+                Cell::Value {
+                    text,
+                    ratio: if m.time { v / b } else { b / v },
+                    rank: if m.counted { analysis::rank(r, view.row(case, *s)) } else { None },
+                    marks: if first { marks(r) } else { String::new() },
+                }
+            }
+            (Status::Ok, None) => Cell::Empty,
+            (Status::Unsupported, _) => Cell::Dash { note: t.note(format!("{lib}: {reason}")) },
+            (status, _) => {
+                Cell::Status { status, note: t.note(format!("{lib} {case} {}: {reason}", status.as_str())) }
+            }
+        });
+    }
+    Row { case: case.to_string(), figure: format!("{} ({unit})", m.name), cells }
+}

@@ -1,0 +1,276 @@
+//! The questions the comparison's FAQ answers, answered from the results: which library is
+//! fastest, FastIPC (or, without it, the library on top most often) against each other library,
+//! shared memory against a Unix domain socket (the control ring against `uds`), and any pair
+//! named with `ipcbench report --versus A,B`. Each answer counts the measurements both ran
+//! (oversubscribed ones apart), says the range of the ratios case by case, and the smallest
+//! round trip's ratio over every pair of the two libraries' runs.
+
+use anyhow::{Result, bail};
+
+use super::View;
+use super::families::three_digits;
+use super::summary::standings;
+use crate::analysis;
+use crate::format::{ratio_span, size_words};
+use crate::matrix::{Pattern, size_label};
+use crate::noise;
+use crate::results::{CaseResult, Status};
+
+/// One question and its answer.
+pub struct Answer {
+    pub question: String,
+    pub answer: String,
+}
+
+/// The library the comparison is about, when the view has it.
+const SUBJECT: &str = "fastipc";
+
+/// `--versus A,B` as a pair of the view's libraries, or why not.
+pub fn versus(view: &View, text: &str) -> Result<(String, String)> {
+    let known = || view.libraries.join(", ");
+    let Some((a, b)) = text.split_once(',') else {
+        bail!(
+            "--versus {text:?}: name two libraries, comma-separated (aeron,zmq); this report has {}",
+            known()
+        );
+    };
+    let (a, b) = (a.trim(), b.trim());
+    for id in [a, b] {
+        if !view.libraries.iter().any(|l| l == id) {
+            bail!("--versus {text:?}: {id:?} is not a library of this report; it has {}", known());
+        }
+    }
+    if a == b {
+        bail!("--versus {text:?}: name two different libraries");
+    }
+    Ok((a.to_string(), b.to_string()))
+}
+
+fn name<'a>(view: &View<'a>, id: &'a str) -> &'a str {
+    view.library(id).map_or(id, |(l, _)| l.name.as_str())
+}
+
+/// `FastIPC's`, `pipes'`.
+fn possessive(name: &str) -> String {
+    if name.ends_with('s') { format!("{name}'") } else { format!("{name}'s") }
+}
+
+/// Every answer, `pairs` (from `--versus`) last.
+pub fn answers(view: &View, pairs: &[(String, String)]) -> Vec<Answer> {
+    let mut out = Vec::new();
+    let mut tops: Vec<(String, usize, usize)> = Vec::new();
+    for ((_, lib), st) in standings(view) {
+        match tops.iter_mut().find(|t| t.0 == lib) {
+            Some(t) => (t.1, t.2) = (t.1 + st.top, t.2 + st.ran),
+            None => tops.push((lib, st.top, st.ran)),
+        }
+    }
+    let share = |t: &(String, usize, usize)| if t.2 == 0 { 0.0 } else { t.1 as f64 / t.2 as f64 };
+    tops.sort_by(|a, b| share(b).total_cmp(&share(a)).then(a.0.cmp(&b.0)));
+    if let Some(first) = tops.first() {
+        let said: Vec<String> =
+            tops.iter().take(4).map(|(l, top, ran)| format!("{} in {top} of {ran}", name(view, l))).collect();
+        out.push(Answer {
+            question: "What is the fastest library here?".into(),
+            answer: format!(
+                "It depends on the pattern and the message. Fastest, or level with the fastest, in the \
+                 measurements where each ran (oversubscribed ones left out): {}. {} leads most often.",
+                said.join("; "),
+                name(view, &first.0)
+            ),
+        });
+    }
+    let subject = if view.libraries.iter().any(|l| l == SUBJECT) {
+        Some(SUBJECT.to_string())
+    } else {
+        tops.first().map(|t| t.0.clone())
+    };
+    let mut asked: Vec<(String, String)> = Vec::new();
+    if let Some(a) = subject {
+        asked.extend(view.libraries.iter().filter(|b| **b != a).map(|b| (a.clone(), b.clone())));
+    }
+    let has = |id: &str| view.libraries.iter().any(|l| l == id);
+    if has("shm-ring") && has("uds") {
+        let answer = pair(view, "shm-ring", "uds");
+        out.extend(answer.map(|answer| Answer {
+            question:
+                "Is shared memory faster than a Unix domain socket? (the control ring against uds)".into(),
+            answer,
+        }));
+    }
+    for p in pairs {
+        if !asked.contains(p) {
+            asked.push(p.clone());
+        }
+    }
+    for (a, b) in asked {
+        if let Some(answer) = pair(view, &a, &b) {
+            out.push(Answer {
+                question: format!("Is {} faster than {}?", name(view, &a), name(view, &b)),
+                answer,
+            });
+        }
+    }
+    out
+}
+
+/// The round trip the answers quote: the one of the smallest messages.
+fn quoted_round_trip<'a>(view: &View<'a>) -> Option<(&'a str, usize)> {
+    view.sources
+        .iter()
+        .flat_map(|s| s.doc.results.iter())
+        .filter(|r| r.pattern == Pattern::StreamRtt && r.batch.is_none())
+        .min_by_key(|r| r.size)
+        .map(|r| (r.case.as_str(), r.size))
+}
+
+/// A passed result's goodness, with the result.
+fn good(r: Option<&CaseResult>) -> Option<(&CaseResult, f64)> {
+    let r = r.filter(|r| r.status == Status::Ok)?;
+    Some((r, analysis::goodness(r.pattern, r.median.as_ref()?)?))
+}
+
+/// The ratios of two results' round trips (b's p50 over a's) over every pair of their runs,
+/// each in its better mode: the least and the greatest.
+fn run_ratios(a: &CaseResult, b: &CaseResult) -> Option<(f64, f64)> {
+    let p50s = |r: &CaseResult| -> Vec<f64> {
+        r.best().map(|m| m.runs.iter().filter_map(|run| run.figures.p50_ns).collect()).unwrap_or_default()
+    };
+    let (pa, pb) = (p50s(a), p50s(b));
+    let all: Vec<f64> =
+        pa.iter().flat_map(|x| pb.iter().map(move |y| y / x)).filter(|r| r.is_finite()).collect();
+    let lo = all.iter().copied().reduce(f64::min)?;
+    Some((lo, all.iter().copied().fold(lo, f64::max)))
+}
+
+/// Whether `a` is faster than `b`, in words; None when they share no measurement.
+fn pair(view: &View, a: &str, b: &str) -> Option<String> {
+    let (na, nb) = (name(view, a), name(view, b));
+    let (mut wins, mut level, mut slower, mut over) = (0, 0, 0, 0);
+    let mut ratios: Vec<f64> = Vec::new();
+    let mut slower_in: Vec<&str> = Vec::new();
+    let mut rtt: Option<(f64, f64)> = None;
+    let quoted = quoted_round_trip(view);
+    for s in 0..view.sources.len() {
+        for case in &view.cases {
+            let (Some((ra, ga)), Some((rb, gb))) =
+                (good(view.result(case, a, s)), good(view.result(case, b, s)))
+            else {
+                continue;
+            };
+            if ra.oversubscribed || rb.oversubscribed {
+                over += 1;
+                continue;
+            }
+            ratios.push(ga / gb);
+            if analysis::level(ra, rb) {
+                level += 1;
+            } else if ga > gb {
+                wins += 1;
+            } else {
+                slower += 1;
+                slower_in.push(case);
+            }
+            if quoted.is_some_and(|(q, _)| q == case)
+                && let Some((lo, hi)) = run_ratios(ra, rb)
+            {
+                rtt = Some(rtt.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
+            }
+        }
+    }
+    let both = wins + level + slower;
+    if both == 0 {
+        return None;
+    }
+    let counts = format!("faster in {wins}, level in {level} and slower in {slower} of the {both}");
+    let mut text = if wins == both {
+        format!("Yes, in every one of the {both} measurements where both ran")
+    } else if slower == both {
+        format!("No: {nb} is faster in every one of the {both} measurements where both ran")
+    } else if wins * 2 > both {
+        format!("Mostly: {na} is {counts} measurements where both ran")
+    } else if slower * 2 > both {
+        format!("Mostly not: {na} is {counts} measurements where both ran")
+    } else {
+        format!("It depends on the case: {na} is {counts} measurements where both ran")
+    };
+    let lo = ratios.iter().copied().fold(f64::MAX, f64::min);
+    let hi = ratios.iter().copied().fold(f64::MIN, f64::max);
+    let mid = noise::middle(ratios).unwrap_or(1.0);
+    text.push_str(&format!(
+        ". Case by case, {} figure is {} to {} times {} (median {}; a rate over a rate, a time's inverse)",
+        possessive(na),
+        three_digits(lo),
+        three_digits(hi),
+        possessive(nb),
+        three_digits(mid)
+    ));
+    if let (Some((lo, hi)), Some((_, size))) = (rtt, quoted) {
+        let words = size_words(size, &size_label(size));
+        // Said of whichever is quicker, as "N times as quick".
+        let (quick, slow, lo, hi) =
+            if lo * hi >= 1.0 { (na, nb, lo, hi) } else { (nb, na, 1.0 / hi, 1.0 / lo) };
+        text.push_str(&format!(
+            "; a {words} round trip (p50) is {} times as quick with {quick} as with {slow}, over every pair of \
+             their runs",
+            ratio_span(lo, hi)
+        ));
+    }
+    text.push('.');
+    if (1..=3).contains(&slower_in.len()) && wins > 0 {
+        text.push_str(&format!(" Slower in {}.", slower_in.join(", ")));
+    }
+    if over > 0 {
+        text.push_str(&format!(" ({over} oversubscribed measurements left out.)"));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::report::Source;
+    use crate::results;
+
+    fn reference() -> Source {
+        let name = "results/run-2026-12-02T01-50-18Z.json";
+        let doc = results::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)).unwrap();
+        Source::new(doc, PathBuf::from(name))
+    }
+
+    /// "faster in W, level in L and slower in S of the N": the counts add up, FastIPC meets
+    /// every other library, and a named pair is answered once.
+    #[test]
+    fn the_answers_count_what_both_ran_and_a_named_pair_is_added() {
+        let source = reference();
+        let view = View::new(std::slice::from_ref(&source), Path::new(""));
+        let pairs = [versus(&view, "aeron,zmq").unwrap()];
+        let answers = answers(&view, &pairs);
+        assert!(answers[0].question.starts_with("What is the fastest"), "{}", answers[0].question);
+        let fipc: Vec<&Answer> =
+            answers.iter().filter(|a| a.question.starts_with("Is FastIPC faster than")).collect();
+        assert_eq!(fipc.len(), view.libraries.len() - 1);
+        assert_eq!(answers.iter().filter(|a| a.question == "Is Aeron faster than ZeroMQ?").count(), 1);
+        assert!(answers.iter().any(|a| a.question.starts_with("Is shared memory faster")));
+        for a in &answers[1..] {
+            let n = |after: &str| -> Option<usize> {
+                a.answer.split(after).nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+            };
+            if let (Some(w), Some(l), Some(s), Some(all)) =
+                (n("faster in "), n("level in "), n("slower in "), n(" of the "))
+            {
+                assert_eq!(w + l + s, all, "{}", a.answer);
+            } else {
+                let all = n("every one of the ").unwrap_or_else(|| panic!("{}", a.answer));
+                assert!(all > 0);
+            }
+            assert!(a.answer.contains(" times "), "{}", a.answer);
+        }
+        let e = versus(&view, "aeron,nothing").unwrap_err().to_string();
+        assert!(e.contains("\"nothing\" is not a library of this report") && e.contains("zmq"), "{e}");
+        assert!(versus(&view, "aeron").unwrap_err().to_string().contains("comma-separated"));
+        assert!(versus(&view, "zmq,zmq").unwrap_err().to_string().contains("two different"));
+    }
+}
