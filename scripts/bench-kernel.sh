@@ -21,6 +21,7 @@ for r in $(seq "$rounds"); do
     done
   done
   libs=$(IFS=,; echo "${channels[*]}")
-  ./target/release/ipcbench run stream/16B stream-rtt/16B --lib "$libs" --runs 1 --out "$out" 2>&1 \
+  # One line per result (unwrapped) for the grep.
+  COLUMNS=100000 ./target/release/ipcbench run stream/16B stream-rtt/16B --lib "$libs" --runs 1 --out "$out" 2>&1 \
     | grep -E '^\[[0-9]+/[0-9]+\]' | sed 's/^/  harness: /'
 done

@@ -16,6 +16,7 @@ for r in $(seq "$rounds"); do
     ./target/release/examples/baseline stream "$mode"
     ./target/release/examples/baseline rtt "$mode"
   done
-  ./target/release/ipcbench run stream/16B stream-rtt/16B --lib fastipc --runs 1 --out "$out" 2>&1 \
+  # One line per result (unwrapped) for the grep.
+  COLUMNS=100000 ./target/release/ipcbench run stream/16B stream-rtt/16B --lib fastipc --runs 1 --out "$out" 2>&1 \
     | grep -E '^\[[0-9]+/[0-9]+\]' | sed 's/^/  harness: /'
 done

@@ -59,6 +59,17 @@ pub fn whole_percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
 }
 
+/// A value with three significant digits, as the report's tables write a figure in its row's
+/// unit: `0.0738`, `4.66`, `62.8`, `2052` (a whole number above 999 keeps its digits).
+pub fn three_digits(v: f64) -> String {
+    if v >= 100.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
 /// A ratio between two libraries: two figures below 10, whole above.
 pub fn ratio(x: f64) -> String {
     if x >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") }

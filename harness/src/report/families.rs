@@ -4,9 +4,9 @@
 //! significant digits, its ratio to the best of its row (which colours it) and its marks.
 
 use super::View;
-use super::model::{Cell, marks};
+use super::model::{self, Cell, marks};
 use crate::analysis;
-use crate::format::percent;
+use crate::format::{percent, three_digits};
 use crate::matrix::Pattern;
 use crate::results::{CaseResult, Figures, Status};
 
@@ -166,13 +166,7 @@ pub struct FamilyTable {
 
 impl FamilyTable {
     fn note(&mut self, text: String) -> usize {
-        match self.notes.iter().position(|t| *t == text) {
-            Some(i) => i + 1,
-            None => {
-                self.notes.push(text);
-                self.notes.len()
-            }
-        }
+        model::note(&mut self.notes, text)
     }
 
     /// Whether any figure of the table carries this mark.
@@ -203,16 +197,6 @@ pub fn step_labels() -> Vec<String> {
     }
     out.push(format!("over {lo}×"));
     out
-}
-
-/// A value with three significant digits (more when it is a whole number above 999).
-pub fn three_digits(v: f64) -> String {
-    if v >= 100.0 || v == 0.0 {
-        format!("{v:.0}")
-    } else {
-        let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
-        format!("{v:.digits$}")
-    }
 }
 
 /// The unit a row's values are written in, and its divisor: the largest in which the row's
@@ -295,4 +279,74 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: &Measure, first:
         });
     }
     Row { case: case.to_string(), figure: format!("{} ({unit})", m.name), cells }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::analysis::Rank;
+    use crate::report::Source;
+
+    fn number(c: &Cell) -> (f64, f64, Option<Rank>) {
+        let Cell::Value { text, ratio, rank, .. } = c else { panic!("{c:?}") };
+        (text.split(' ').next().unwrap().parse().unwrap(), *ratio, *rank)
+    }
+
+    /// A row per case and figure; in each row the best has ratio 1 and the others more; the
+    /// fastest is marked only where the row's figure is the one results are ranked by; a cell
+    /// reads back its median within three significant digits; dashes number their reasons.
+    #[test]
+    fn a_family_table_has_a_row_per_case_and_figure_and_its_ratios_to_the_best() {
+        let source = Source::committed("run-2026-12-02T01-50-18Z");
+        let view = View::new(std::slice::from_ref(&source), Path::new(""));
+        let t = table(&view, Family::Streams);
+        let rows: Vec<(&str, &str)> = t.rows.iter().map(|r| (r.case.as_str(), r.figure.as_str())).collect();
+        assert_eq!(
+            rows,
+            [
+                ("stream/16B", "rate (M msg/s)"),
+                ("stream/1KiB", "rate (M msg/s)"),
+                ("stream-rtt/16B", "p50 (µs)"),
+                ("stream-rtt/16B", "p99 (µs)"),
+                ("stream-rtt/1KiB", "p50 (µs)"),
+                ("stream-rtt/1KiB", "p99 (µs)"),
+            ]
+        );
+        for row in &t.rows {
+            let values: Vec<(f64, f64, Option<Rank>)> =
+                row.cells.iter().filter(|c| matches!(c, Cell::Value { .. })).map(number).collect();
+            let least = values.iter().map(|v| v.1).fold(f64::MAX, f64::min);
+            assert_eq!(least, 1.0, "{}", row.figure);
+            assert!(values.iter().all(|v| v.1 >= 1.0));
+            let counted = !row.figure.starts_with("p99");
+            assert_eq!(values.iter().any(|v| v.2.is_some()), counted, "{} {}", row.case, row.figure);
+            assert!(values.iter().filter(|v| v.2 == Some(Rank::Fastest)).all(|v| v.1 == 1.0));
+        }
+        let aeron = view.columns.iter().position(|(l, _)| l == "aeron").unwrap();
+        let rate = view.result("stream/16B", "aeron", 0).unwrap().median.unwrap().msgs_per_s;
+        let (shown, _, _) = number(&t.rows[0].cells[aeron]);
+        assert!((shown * 1e6 - rate).abs() <= rate * 0.005, "{shown} M against {rate}");
+
+        let b = table(&view, Family::Broadcasts);
+        let fastipc = view.columns.iter().position(|(l, _)| l == "fastipc").unwrap();
+        let lossy = b.rows.iter().find(|r| r.case == "broadcast/lossy/1sub/16B").unwrap();
+        assert!(matches!(&lossy.cells[fastipc], Cell::Value { text, .. } if text.ends_with("% lost)")));
+        let nng = view.columns.iter().position(|(l, _)| l == "nng").unwrap();
+        let lossless = b.rows.iter().find(|r| r.case == "broadcast/lossless/1sub/16B").unwrap();
+        let Cell::Dash { note } = lossless.cells[nng] else { panic!("{:?}", lossless.cells[nng]) };
+        assert!(b.notes[note - 1].starts_with("nng: "), "{}", b.notes[note - 1]);
+        assert!(b.has_mark("*"), "the 4-subscriber cases are oversubscribed on 2 cores");
+    }
+
+    #[test]
+    fn ratios_fall_in_their_colour_steps() {
+        assert_eq!([1.0, 1.1, 1.2, 1.5, 1.9, 3.0, 10.0, 11.0, 1e6].map(step), [0, 0, 1, 1, 2, 3, 4, 5, 5]);
+        assert_eq!(step_labels().len(), STEPS.len() + 1);
+        assert_eq!(step_labels()[0], "1–1.1×");
+        assert_eq!(step_labels()[5], "over 10×");
+        let digits = [0.07384, 4.6612, 62.84, 2052.4, 0.0].map(crate::format::three_digits);
+        assert_eq!(digits, ["0.0738", "4.66", "62.8", "2052", "0"]);
+    }
 }

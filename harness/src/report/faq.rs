@@ -8,10 +8,9 @@
 use anyhow::{Result, bail};
 
 use super::View;
-use super::families::three_digits;
 use super::summary::standings;
 use crate::analysis;
-use crate::format::{ratio_span, size_words};
+use crate::format::{ratio_span, size_words, three_digits};
 use crate::matrix::{Pattern, size_label};
 use crate::noise;
 use crate::results::{CaseResult, Status};
@@ -228,23 +227,16 @@ fn pair(view: &View, a: &str, b: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use super::*;
     use crate::report::Source;
-    use crate::results;
-
-    fn reference() -> Source {
-        let name = "results/run-2026-12-02T01-50-18Z.json";
-        let doc = results::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)).unwrap();
-        Source::new(doc, PathBuf::from(name))
-    }
 
     /// "faster in W, level in L and slower in S of the N": the counts add up, FastIPC meets
     /// every other library, and a named pair is answered once.
     #[test]
     fn the_answers_count_what_both_ran_and_a_named_pair_is_added() {
-        let source = reference();
+        let source = Source::committed("run-2026-12-02T01-50-18Z");
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
         let pairs = [versus(&view, "aeron,zmq").unwrap()];
         let answers = answers(&view, &pairs);

@@ -151,14 +151,8 @@ fn legend(t: &FamilyTable) -> String {
     for (i, label) in families::step_labels().iter().enumerate() {
         out.push_str(&format!("<span class=\"sw s{i}\">{}</span>", esc(label)));
     }
-    out.push_str(&format!(
-        ". <b>Bold</b>: the fastest; {}: level with it (their intervals overlap).",
-        model::LEVEL
-    ));
-    for m in Mark::ALL.into_iter().filter(|m| t.has_mark(m.symbol())) {
-        out.push_str(&format!(" {}: {}.", esc(m.symbol()), esc(&m.meaning())));
-    }
-    out.push_str("</p>");
+    let marks = model::legend_line("Bold", |m| t.has_mark(m.symbol()), |m| m.symbol().to_string());
+    out.push_str(&format!(". {}</p>", esc(&marks)));
     out
 }
 

@@ -6,7 +6,7 @@ use super::View;
 use super::charts::{Chart, Section};
 use super::families::{self, Family, FamilyTable};
 use super::faq::Answer;
-use super::model::{self, Cell, Mark, Table};
+use super::model::{self, Cell, Table};
 use super::{cost, floor, sizes, spectrum, summary, tables};
 use crate::analysis::Rank;
 
@@ -43,12 +43,6 @@ pub fn render(t: &Table) -> String {
     out
 }
 
-/// The case table's legend as one paragraph.
-pub fn legend() -> String {
-    // A bare `*` would start emphasis.
-    model::legend_line("**Bold**", |m| m.symbol().replace('*', "\\*"))
-}
-
 /// A family's table: a row per case and figure, the case named on its first row.
 fn family_table(view: &View, t: &FamilyTable) -> String {
     let mut header = vec!["case".to_string(), "figure".to_string()];
@@ -62,14 +56,10 @@ fn family_table(view: &View, t: &FamilyTable) -> String {
         table.rows.push(cells);
     }
     let mut out = render(&table);
-    let mut legend = format!(
-        "\n**Bold**: the fastest in its row; {}: level with it (their intervals overlap).",
-        model::LEVEL
-    );
-    for m in Mark::ALL.into_iter().filter(|m| t.has_mark(m.symbol())) {
-        legend.push_str(&format!(" {}: {}.", m.symbol().replace('*', "\\*"), m.meaning()));
-    }
-    out.push_str(&format!("{legend}\n\n{}\n\n", t.family.method()));
+    // A bare `*` would start emphasis.
+    let legend =
+        model::legend_line("**Bold**", |m| t.has_mark(m.symbol()), |m| m.symbol().replace('*', "\\*"));
+    out.push_str(&format!("\n{legend}\n\n{}\n\n", t.family.method()));
     for (n, text) in t.notes.iter().enumerate() {
         out.push_str(&format!("[{}] {}  \n", n + 1, md(text)));
     }
@@ -167,18 +157,4 @@ pub fn page(view: &View, charts: &[Chart], answers: &[Answer]) -> String {
         out.push_str(&format!("**{}**\n\n{}\n\n", a.question, a.answer));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_legend_says_the_threshold_the_marks_use() {
-        let legend = super::legend();
-        assert!(legend.starts_with("**Bold**: the fastest in its row"), "{legend}");
-        assert!(legend.contains(&format!(
-            "more than {} of the median",
-            crate::format::whole_percent(crate::analysis::NOISY)
-        )));
-        assert!(legend.contains("\\*: oversubscribed"), "{legend}");
-    }
 }

@@ -63,6 +63,14 @@ impl Source {
     pub fn new(doc: Document, path: PathBuf) -> Source {
         Source { label: machine_label(&doc), path, doc }
     }
+
+    /// A committed results file (`results/<name>.json`), for the tests.
+    #[cfg(test)]
+    pub fn committed(name: &str) -> Source {
+        let path = PathBuf::from(format!("results/{name}.json"));
+        let doc = results::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(&path)).unwrap();
+        Source::new(doc, path)
+    }
 }
 
 /// A machine's short name: its OS, its CPU and its cores.

@@ -63,14 +63,18 @@ pub struct Table {
 }
 
 impl Table {
-    /// The number of this footnote, each distinct text numbered once.
     fn note(&mut self, text: String) -> usize {
-        match self.notes.iter().position(|t| *t == text) {
-            Some(i) => i + 1,
-            None => {
-                self.notes.push(text);
-                self.notes.len()
-            }
+        note(&mut self.notes, text)
+    }
+}
+
+/// The number (from 1) of this footnote among `notes`, each distinct text numbered once.
+pub fn note(notes: &mut Vec<String>, text: String) -> usize {
+    match notes.iter().position(|t| *t == text) {
+        Some(i) => i + 1,
+        None => {
+            notes.push(text);
+            notes.len()
         }
     }
 }
@@ -136,52 +140,23 @@ pub fn marks(r: &CaseResult) -> String {
     Mark::ALL.into_iter().filter(|m| m.on(r)).map(|m| format!(" {}", m.symbol())).collect()
 }
 
-/// An entry of the case table's legend.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Key {
-    /// How the fastest of a row is shown (bold).
-    Fastest,
-    Level,
-    Mark(Mark),
-}
-
 pub const LEVEL: &str = "≈";
 
-/// The case table's legend, in the order it is read.
-pub fn legend() -> Vec<(Key, String)> {
-    vec![
-        (Key::Fastest, "the fastest in its row (on its machine)".into()),
-        (
-            Key::Level,
-            "level with the fastest (the intervals of their medians overlap, see docs/METHOD.md)".into(),
+/// The legend under a table: how its fastest (`fastest`: "Bold") and level figures are shown,
+/// then what each mark that `present` says stands in it means, `mark` writing a mark's symbol
+/// as the output needs it.
+pub fn legend_line(fastest: &str, present: impl Fn(Mark) -> bool, mark: impl Fn(Mark) -> String) -> String {
+    let mut items = vec![
+        format!("{fastest}: the fastest in its row (on its machine)"),
+        format!(
+            "{LEVEL}: level with the fastest (the intervals of their medians overlap, see docs/METHOD.md)"
         ),
-        (Key::Mark(Mark::Noisy), Mark::Noisy.meaning()),
-        (Key::Mark(Mark::Concurrent), Mark::Concurrent.meaning()),
-        (Key::Mark(Mark::Oversubscribed), Mark::Oversubscribed.meaning()),
-        (Key::Mark(Mark::Note), Mark::Note.meaning()),
-        (Key::Mark(Mark::Behind), Mark::Behind.meaning()),
-        (Key::Mark(Mark::LateSender), Mark::LateSender.meaning()),
-    ]
+    ];
+    items.extend(
+        Mark::ALL.into_iter().filter(|m| present(*m)).map(|m| format!("{}: {}", mark(m), m.meaning())),
+    );
+    format!("{}.", items.join("; "))
 }
-
-/// The legend as one paragraph, `fastest` naming how the fastest is shown and `mark` writing a
-/// mark's symbol as the output needs it.
-pub fn legend_line(fastest: &str, mark: impl Fn(Mark) -> String) -> String {
-    let items: Vec<String> = legend()
-        .into_iter()
-        .map(|(key, meaning)| match key {
-            Key::Fastest => format!("{fastest}: {meaning}"),
-            Key::Level => format!("{LEVEL}: {meaning}"),
-            Key::Mark(m) => format!("{}: {meaning}", mark(m)),
-        })
-        .collect();
-    format!("{}. {UNITS}", items.join("; "))
-}
-
-/// What the case table's figures are.
-pub const UNITS: &str = "Rates are messages (or calls) per second; a round trip shows its p50 and p99; a \
-                         latency case its p50, p99, p99.99 and greatest, one way from each message's due time; \
-                         a connect case the p50 and greatest of a fresh sender's open and first message.";
 
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
@@ -281,9 +256,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_legend_states_the_noise_threshold_it_marks_by() {
-        let noisy = legend().into_iter().find(|(k, _)| *k == Key::Mark(Mark::Noisy)).unwrap().1;
-        assert!(noisy.contains(&format!("more than {:.0}%", NOISY * 100.0)), "{noisy}");
+    fn the_legend_states_the_noise_threshold_it_marks_by_and_only_the_marks_present() {
+        let all = legend_line("Bold", |_| true, |m| m.symbol().to_string());
+        assert!(all.starts_with("Bold: the fastest in its row"), "{all}");
+        assert!(all.contains(&format!("~: noisy (its runs spread more than {:.0}%", NOISY * 100.0)), "{all}");
+        let some = legend_line("Bold", |m| m == Mark::Oversubscribed, |m| m.symbol().to_string());
+        assert!(some.ends_with("*: oversubscribed (more processes than cores)."), "{some}");
+        assert!(!some.contains("noisy"), "{some}");
     }
 
     #[test]

@@ -6,10 +6,9 @@
 use std::collections::BTreeMap;
 
 use super::View;
-use super::families::three_digits;
 use super::model::{Cell, Table};
 use crate::analysis::{self, Rank};
-use crate::format::nanos;
+use crate::format::{nanos, three_digits};
 use crate::noise;
 
 /// Per library on one machine: the cases it passed, the rows (oversubscribed aside) where it
@@ -97,22 +96,16 @@ pub fn table(view: &View) -> Table {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use super::*;
     use crate::report::Source;
-    use crate::results::{self, Status};
-
-    /// The committed full run: 10 of its 30 cases oversubscribed on 2 cores.
-    fn full_run() -> Source {
-        let name = "results/run-2026-12-01T21-09-44Z.json";
-        let doc = results::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)).unwrap();
-        Source::new(doc, PathBuf::from(name))
-    }
+    use crate::results::Status;
 
     #[test]
     fn the_summary_counts_oversubscribed_results_apart_and_ranks_by_share_on_top() {
-        let source = full_run();
+        // A committed full run: 10 of its 30 cases oversubscribed on 2 cores.
+        let source = Source::committed("run-2026-12-01T21-09-44Z");
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
         let t = table(&view);
         assert_eq!(t.rows.len(), view.libraries.len());
