@@ -31,12 +31,14 @@ pub fn wrap(text: &str, width: usize) -> String {
     let width = width.max(NARROWEST);
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
-        let mut current = String::new();
-        let mut used = 0;
-        for word in line.split(' ') {
+        // A line's own indentation stays.
+        let body = line.trim_start_matches(' ');
+        let mut used = line.len() - body.len();
+        let mut current = " ".repeat(used);
+        for word in body.split(' ') {
             let mut word: Vec<char> = word.chars().collect();
             loop {
-                let gap = usize::from(used > 0 && !current.trim().is_empty());
+                let gap = usize::from(!current.trim().is_empty());
                 if used + gap + word.len() <= width {
                     if gap == 1 {
                         current.push(' ');
@@ -80,5 +82,6 @@ mod tests {
         assert_eq!(words(&wrapped), words(text));
         assert_eq!(wrap("short", 80), "short");
         assert_eq!(wrap("two\nlines", 80), "two\nlines");
+        assert_eq!(wrap("  indented stays", 80), "  indented stays");
     }
 }
