@@ -212,6 +212,20 @@ fn unit(time: bool, middle: f64, calls: bool) -> (&'static str, f64) {
     }
 }
 
+/// A value in its row's unit; a time ten thousand times the row's unit or more (a latency that
+/// fell seconds behind) in its own larger unit, named, so that it still reads in three digits.
+fn value_text(v: f64, divisor: f64, time: bool) -> String {
+    if !time || v / divisor < 1e4 {
+        return three_digits(v / divisor);
+    }
+    let (name, d) = [("µs", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .into_iter()
+        .rev()
+        .find(|(_, d)| v >= *d)
+        .unwrap_or(("ns", 1.0));
+    format!("{} {name}", three_digits(v / d))
+}
+
 /// The family table of every case of the view in `family`, a column per view column.
 pub fn table(view: &View, family: Family) -> FamilyTable {
     let mut t = FamilyTable { family, rows: Vec::new(), notes: Vec::new() };
@@ -260,7 +274,7 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: &Measure, first:
         cells.push(match (r.status, value(lib, *s)) {
             (Status::Ok, Some((v, r))) => {
                 let b = best(*s);
-                let mut text = three_digits(v / divisor);
+                let mut text = value_text(v, divisor, m.time);
                 if let (true, Some(lost)) = (first, r.median.and_then(|f| f.lost_share)) {
                     text.push_str(&format!(" ({} lost)", percent(lost)));
                 }
@@ -348,5 +362,10 @@ mod tests {
         assert_eq!(step_labels()[5], "over 10×");
         let digits = [0.07384, 4.6612, 62.84, 2052.4, 0.0].map(crate::format::three_digits);
         assert_eq!(digits, ["0.0738", "4.66", "62.8", "2052", "0"]);
+        // A time far beyond its row's unit names its own.
+        assert_eq!(value_text(697.3e6, 1e3, true), "697 ms");
+        assert_eq!(value_text(1.135e9, 1e3, true), "1.14 s");
+        assert_eq!(value_text(9.9e6, 1e3, true), "9900");
+        assert_eq!(value_text(150e6, 1e6, false), "150");
     }
 }
