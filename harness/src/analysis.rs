@@ -362,13 +362,18 @@ pub enum Rank {
     Behind,
 }
 
-/// A passed result's median by goodness, inside its interval (`noise::median_interval` of its
-/// best mode's runs; with up to 7 runs, their whole range): (low, median, high).
-pub fn interval(r: &CaseResult) -> Option<(f64, f64, f64)> {
+/// A passed result's median by goodness (none for a result that did not pass).
+pub fn median_goodness(r: &CaseResult) -> Option<f64> {
     if r.status != Status::Ok {
         return None;
     }
-    let median = goodness(r.pattern, r.median.as_ref()?)?;
+    goodness(r.pattern, r.median.as_ref()?)
+}
+
+/// A passed result's median by goodness, inside its interval (`noise::median_interval` of its
+/// best mode's runs; with up to 7 runs, their whole range): (low, median, high).
+pub fn interval(r: &CaseResult) -> Option<(f64, f64, f64)> {
+    let median = median_goodness(r)?;
     let mode = r.best()?;
     let runs: Vec<f64> = mode.runs.iter().filter_map(|run| goodness(r.pattern, &run.figures)).collect();
     let (lo, hi) = crate::noise::median_interval(&runs).unwrap_or((median, median));
@@ -387,10 +392,15 @@ pub fn level(a: &CaseResult, b: &CaseResult) -> bool {
 /// best median is the fastest; a result whose interval reaches the fastest's is level.
 pub fn rank<'a>(r: &CaseResult, row: impl IntoIterator<Item = &'a CaseResult>) -> Option<Rank> {
     let mine = interval(r)?;
-    let rivals: Vec<(f64, f64, f64)> = row.into_iter().filter_map(interval).collect();
-    let best = rivals.iter().map(|s| s.1).fold(f64::MIN, f64::max);
-    let best_range = rivals.iter().find(|s| s.1 == best)?;
-    Some(if mine.1 == best {
+    // The fastest by its median alone (the first of equals): only its interval is needed, not
+    // every rival's.
+    let fastest = row
+        .into_iter()
+        .filter(|x| x.best().is_some())
+        .filter_map(|x| Some((x, median_goodness(x)?)))
+        .reduce(|a, b| if b.1 > a.1 { b } else { a });
+    let best_range = interval(fastest?.0)?;
+    Some(if mine.1 == best_range.1 {
         Rank::Fastest
     } else if mine.2 >= best_range.0 {
         Rank::Level

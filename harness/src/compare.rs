@@ -18,61 +18,28 @@ use crate::noise::{self, CONFIDENCE, middle};
 use crate::report::markdown;
 use crate::report::model::{Cell, Table};
 use crate::report::terminal;
-use crate::results::{self, CaseResult, Document, Figures, Status};
+use crate::results::{self, CaseResult, Document, Measure, Status};
 
-/// A figure compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Measure {
-    MsgsPerS,
-    P50Ns,
-    P99Ns,
-    CpuNsPerMsg,
+/// A figure's value as the tables print it: a rate, or a time.
+fn value_text(m: Measure, v: f64) -> String {
+    if m == Measure::MsgsPerS { rate(v) } else { nanos(v) }
 }
 
-impl Measure {
-    fn higher_is_better(self) -> bool {
-        self == Measure::MsgsPerS
+/// The figures of a pattern worth comparing: its rate where the rate is its own (not a
+/// schedule's), its latencies where it times them, and what it cost.
+fn compared(pattern: Pattern) -> Vec<Measure> {
+    let mut out = Vec::new();
+    if analysis::counted(pattern) == results::Figure::MsgsPerS {
+        out.push(Measure::MsgsPerS);
     }
-
-    fn get(self, f: &Figures) -> Option<f64> {
-        match self {
-            Measure::MsgsPerS => Some(f.msgs_per_s),
-            Measure::P50Ns => f.p50_ns,
-            Measure::P99Ns => f.p99_ns,
-            Measure::CpuNsPerMsg => f.cpu_ns_per_msg,
-        }
+    if pattern.timed() || analysis::counted(pattern) == results::Figure::P50Ns {
+        out.push(Measure::P50Ns);
     }
-
-    fn name(self) -> &'static str {
-        match self {
-            Measure::MsgsPerS => "rate",
-            Measure::P50Ns => "p50",
-            Measure::P99Ns => "p99",
-            Measure::CpuNsPerMsg => "CPU/msg",
-        }
+    if pattern.timed() {
+        out.push(Measure::P99Ns);
     }
-
-    fn text(self, v: f64) -> String {
-        if self == Measure::MsgsPerS { rate(v) } else { nanos(v) }
-    }
-
-    /// The figures of a pattern worth comparing: its rate where the rate is its own (not a
-    /// schedule's), its latencies where it times them, and what it cost.
-    fn of(pattern: Pattern) -> Vec<Measure> {
-        let mut out = Vec::new();
-        if analysis::counted(pattern) == results::Figure::MsgsPerS {
-            out.push(Measure::MsgsPerS);
-        }
-        if pattern.timed() || analysis::counted(pattern) == results::Figure::P50Ns {
-            out.push(Measure::P50Ns);
-        }
-        if pattern.timed() {
-            out.push(Measure::P99Ns);
-        }
-        out.push(Measure::CpuNsPerMsg);
-        out
-    }
+    out.push(Measure::CpuNsPerMsg);
+    out
 }
 
 /// What a change amounts to.
@@ -250,18 +217,13 @@ fn host_notes((old, o): (&Document, &Side), (new, n): (&Document, &Side)) -> Vec
 
 pub const METHOD: &str = "percentile bootstrap of the ratio of the two medians, over the runs behind each";
 
-fn machine_name(doc: &Document) -> String {
-    let m = &doc.machine;
-    format!("{}, {} cores, Linux {}", m.cpu_model, m.cores, m.kernel)
-}
-
 fn side(path: &Path, doc: &Document) -> Side {
     let floors = doc.conditions.as_ref().and_then(|c| c.lowest_floors());
     let trip = |f: &Option<Floors>, mode| f.as_ref().and_then(|f| f.of(mode)).map(|t| t.p50_ns);
     Side {
         path: path.to_path_buf(),
         started: doc.started.clone(),
-        machine: machine_name(doc),
+        machine: doc.machine.name(),
         runs: doc.settings.runs,
         polling_floor_ns: trip(&floors, RecvMode::Polling),
         waiting_floor_ns: trip(&floors, RecvMode::Waiting),
@@ -293,23 +255,22 @@ pub fn compare(
     threshold: f64,
     across_machines: bool,
 ) -> Result<Comparison> {
-    let same = |d: &Document| (d.machine.cpu_model.clone(), d.machine.cores, d.machine.kernel.clone());
     let mut notes = Vec::new();
-    if same(old) != same(new) {
+    if !old.machine.same_as(&new.machine) {
         if !across_machines {
             bail!(
                 "{} was measured on {} and {} on {}: figures of two machines differ by the machines as much \
                  as by the libraries; pass --across-machines to compare them anyway",
                 old_path.display(),
-                machine_name(old),
+                old.machine.name(),
                 new_path.display(),
-                machine_name(new)
+                new.machine.name()
             );
         }
         notes.push(format!(
             "The files come from two machines (OLD: {}; NEW: {}): every change includes the machines' difference.",
-            machine_name(old),
-            machine_name(new)
+            old.machine.name(),
+            new.machine.name()
         ));
     }
     let (o, n) = (side(old_path, old), side(new_path, new));
@@ -340,7 +301,7 @@ pub fn compare(
         }
         for m in &r.modes {
             let Some(bm) = before.modes.iter().find(|x| x.mode == m.mode) else { continue };
-            for figure in Measure::of(r.pattern) {
+            for figure in compared(r.pattern) {
                 let values = |runs: &[results::RunRecord]| -> Vec<f64> {
                     runs.iter().filter_map(|x| figure.get(&x.figures)).collect()
                 };
@@ -406,8 +367,8 @@ impl Comparison {
                         r.library.clone(),
                         r.mode.clone(),
                         r.figure.name().into(),
-                        r.figure.text(r.old),
-                        r.figure.text(r.new),
+                        value_text(r.figure, r.old),
+                        value_text(r.figure, r.new),
                         signed(r.change),
                         format!("{} to {}", signed(r.low), signed(r.high)),
                         r.verdict.text(r.figure).into(),
@@ -548,10 +509,10 @@ mod tests {
 
     #[test]
     fn a_round_trip_compares_its_latencies_and_a_stream_its_rate() {
-        assert_eq!(Measure::of(Pattern::StreamRtt), [Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]);
-        assert_eq!(Measure::of(Pattern::Stream), [Measure::MsgsPerS, Measure::CpuNsPerMsg]);
+        assert_eq!(compared(Pattern::StreamRtt), [Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]);
+        assert_eq!(compared(Pattern::Stream), [Measure::MsgsPerS, Measure::CpuNsPerMsg]);
         assert_eq!(
-            Measure::of(Pattern::Service),
+            compared(Pattern::Service),
             [Measure::MsgsPerS, Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]
         );
     }

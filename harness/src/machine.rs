@@ -375,6 +375,16 @@ pub fn read(path: &str) -> Option<String> {
 }
 
 impl Machine {
+    /// The machine as a comparison names it: `AMD EPYC 9B14, 2 cores, Linux 6.1.0-31-amd64`.
+    pub fn name(&self) -> String {
+        format!("{}, {} cores, Linux {}", self.cpu_model, self.cores, self.kernel)
+    }
+
+    /// Whether figures of `other` were measured on this machine: the same CPU, cores and kernel.
+    pub fn same_as(&self, other: &Machine) -> bool {
+        (&self.cpu_model, self.cores, &self.kernel) == (&other.cpu_model, other.cores, &other.kernel)
+    }
+
     pub fn this() -> Machine {
         let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
         let field = |name: &str| {

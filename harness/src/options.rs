@@ -213,17 +213,13 @@ impl Measure {
         }
         let here = Machine::this();
         let m = &doc.machine;
-        if (&m.cpu_model, m.cores, &m.kernel) != (&here.cpu_model, here.cores, &here.kernel) {
+        if !m.same_as(&here) {
             bail!(
-                "--resume: {} was measured on another machine ({}, {} cores, Linux {}; this one: {}, {} \
-                 cores, Linux {}): one file holds one machine's figures; start a new run",
+                "--resume: {} was measured on another machine ({}; this one: {}): one file holds one machine's \
+                 figures; start a new run",
                 path.display(),
-                m.cpu_model,
-                m.cores,
-                m.kernel,
-                here.cpu_model,
-                here.cores,
-                here.kernel
+                m.name(),
+                here.name()
             );
         }
         let libraries = registry::select(Some(&doc.settings.libraries.join(","))).with_context(|| {

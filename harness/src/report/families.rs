@@ -8,7 +8,7 @@ use super::model::{self, Cell, marks};
 use crate::analysis;
 use crate::format::{percent, three_digits};
 use crate::matrix::Pattern;
-use crate::results::{CaseResult, Figures, Status};
+use crate::results::{CaseResult, Measure, Status};
 
 /// A family of cases: a section of the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,39 +111,21 @@ impl Family {
     }
 }
 
-/// A figure of a case that a family table has a row for.
-struct Measure {
-    /// Its name in the row's label: `rate`, `p50`, `p99.99`.
-    name: &'static str,
-    time: bool,
-    /// Whether it is the figure results are ranked by (marked fastest and level).
-    counted: bool,
-    get: fn(&Figures) -> Option<f64>,
+/// The figures a case of `pattern` gets a row for, the one results are ranked by first.
+fn measures(pattern: Pattern) -> Vec<Measure> {
+    use Measure::*;
+    match pattern {
+        Pattern::Stream | Pattern::Broadcast | Pattern::Queue => vec![MsgsPerS],
+        Pattern::StreamRtt => vec![P50Ns, P99Ns],
+        Pattern::Service => vec![MsgsPerS, P50Ns],
+        Pattern::Latency => vec![P50Ns, P99Ns, P9999Ns, MaxNs],
+        Pattern::Connect => vec![P50Ns, MaxNs],
+    }
 }
 
-const RATE: Measure = Measure { name: "rate", time: false, counted: true, get: |f| Some(f.msgs_per_s) };
-
-const P50: Measure = Measure { name: "p50", time: true, counted: true, get: |f| f.p50_ns };
-const P99: Measure = Measure { name: "p99", time: true, counted: false, get: |f| f.p99_ns };
-
-/// The rows a case of `pattern` gets.
-fn measures(pattern: Pattern) -> Vec<Measure> {
-    match pattern {
-        Pattern::Stream | Pattern::Broadcast | Pattern::Queue => vec![RATE],
-        Pattern::StreamRtt => vec![P50, P99],
-        Pattern::Service => {
-            vec![RATE, Measure { name: "p50 call", time: true, counted: false, get: |f| f.p50_ns }]
-        }
-        Pattern::Latency => vec![
-            P50,
-            P99,
-            Measure { name: "p99.99", time: true, counted: false, get: |f| f.p9999_ns },
-            Measure { name: "max", time: true, counted: false, get: |f| f.max_ns },
-        ],
-        Pattern::Connect => {
-            vec![P50, Measure { name: "max", time: true, counted: false, get: |f| f.max_ns }]
-        }
-    }
+/// A figure's name in its row: a service's p50 is a call's.
+fn label(pattern: Pattern, m: Measure) -> &'static str {
+    if pattern == Pattern::Service && m == Measure::P50Ns { "p50 call" } else { m.name() }
 }
 
 /// One row: a figure of one case, every column's value of it.
@@ -167,6 +149,11 @@ pub struct FamilyTable {
 impl FamilyTable {
     fn note(&mut self, text: String) -> usize {
         model::note(&mut self.notes, text)
+    }
+
+    /// Whether row `i` is its case's first (the one that names the case).
+    pub fn opens_case(&self, i: usize) -> bool {
+        i == 0 || self.rows[i - 1].case != self.rows[i].case
     }
 
     /// Whether any figure of the table carries this mark.
@@ -237,7 +224,7 @@ pub fn table(view: &View, family: Family) -> FamilyTable {
             continue;
         }
         for (i, m) in measures(pattern).into_iter().enumerate() {
-            let row = measure_row(view, &mut t, case, &m, i == 0);
+            let row = measure_row(view, &mut t, case, m, i == 0);
             // A later figure no library has (an older file's) gets no row.
             if i == 0 || row.cells.iter().any(|c| matches!(c, Cell::Value { .. })) {
                 t.rows.push(row);
@@ -248,21 +235,23 @@ pub fn table(view: &View, family: Family) -> FamilyTable {
 }
 
 /// One figure of one case: each column's value in the row's unit, with its ratio to the best
-/// of its machine; the case's first row carries the ranks, marks and reasons.
-fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: &Measure, first: bool) -> Row {
+/// of its machine; the case's first row (the figure results are ranked by) carries the ranks,
+/// marks and reasons.
+fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: Measure, first: bool) -> Row {
     let pattern = view.pattern(case).expect("the case is in the view");
     let value = |lib: &str, s: usize| -> Option<(f64, &CaseResult)> {
         let r = view.result(case, lib, s).filter(|r| r.status == Status::Ok)?;
-        (m.get)(r.median.as_ref()?).filter(|v| *v > 0.0).map(|v| (v, r))
+        m.get(r.median.as_ref()?).filter(|v| *v > 0.0).map(|v| (v, r))
     };
     let values: Vec<f64> = view.columns.iter().filter_map(|(lib, s)| value(lib, *s).map(|x| x.0)).collect();
+    let time = !m.higher_is_better();
     let (unit, divisor) =
-        unit(m.time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service);
+        unit(time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service);
     // The best of each machine: the least time, the greatest rate.
     let best = |s: usize| -> f64 {
         let of =
             view.columns.iter().filter(|(_, x)| *x == s).filter_map(|(lib, _)| value(lib, s).map(|x| x.0));
-        if m.time { of.fold(f64::MAX, f64::min) } else { of.fold(0.0, f64::max) }
+        if time { of.fold(f64::MAX, f64::min) } else { of.fold(0.0, f64::max) }
     };
     let mut cells = Vec::new();
     for (lib, s) in &view.columns {
@@ -274,14 +263,14 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: &Measure, first:
         cells.push(match (r.status, value(lib, *s)) {
             (Status::Ok, Some((v, r))) => {
                 let b = best(*s);
-                let mut text = value_text(v, divisor, m.time);
+                let mut text = value_text(v, divisor, time);
                 if let (true, Some(lost)) = (first, r.median.and_then(|f| f.lost_share)) {
                     text.push_str(&format!(" ({} lost)", percent(lost)));
                 }
                 Cell::Value {
                     text,
-                    ratio: if m.time { v / b } else { b / v },
-                    rank: if m.counted { analysis::rank(r, view.row(case, *s)) } else { None },
+                    ratio: if time { v / b } else { b / v },
+                    rank: if first { analysis::rank(r, view.row(case, *s)) } else { None },
                     marks: if first { marks(r) } else { String::new() },
                 }
             }
@@ -292,7 +281,7 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: &Measure, first:
             }
         });
     }
-    Row { case: case.to_string(), figure: format!("{} ({unit})", m.name), cells }
+    Row { case: case.to_string(), figure: format!("{} ({unit})", label(pattern, m)), cells }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::analysis;
 use crate::format::{ratio_span, size_words, three_digits};
 use crate::matrix::{Pattern, size_label};
 use crate::noise;
-use crate::results::{CaseResult, Status};
+use crate::results::CaseResult;
 
 /// One question and its answer.
 pub struct Answer {
@@ -125,8 +125,8 @@ fn quoted_round_trip<'a>(view: &View<'a>) -> Option<(&'a str, usize)> {
 
 /// A passed result's goodness, with the result.
 fn good(r: Option<&CaseResult>) -> Option<(&CaseResult, f64)> {
-    let r = r.filter(|r| r.status == Status::Ok)?;
-    Some((r, analysis::goodness(r.pattern, r.median.as_ref()?)?))
+    let r = r?;
+    Some((r, analysis::median_goodness(r)?))
 }
 
 /// The ratios of two results' round trips (b's p50 over a's) over every pair of their runs,

@@ -116,7 +116,7 @@ fn family_table(view: &View, t: &FamilyTable) -> String {
     out.push_str("</tr></thead><tbody>");
     let half = view.columns.len() / 2;
     for (i, row) in t.rows.iter().enumerate() {
-        let first = i == 0 || t.rows[i - 1].case != row.case;
+        let first = t.opens_case(i);
         let case = if first { esc(&row.case) } else { String::new() };
         let class = if first { " class=\"first\"" } else { "" };
         out.push_str(&format!("<tr{class}><th>{case}</th><th class=\"unit\">{}</th>", esc(&row.figure)));

@@ -49,7 +49,7 @@ fn family_table(view: &View, t: &FamilyTable) -> String {
     header.extend(view.columns.iter().map(|c| view.column_label(c)));
     let mut table = Table { header, ..Table::default() };
     for (i, row) in t.rows.iter().enumerate() {
-        let first = i == 0 || t.rows[i - 1].case != row.case;
+        let first = t.opens_case(i);
         let mut cells = vec![Cell::Text(if first { row.case.clone() } else { String::new() })];
         cells.push(Cell::Text(row.figure.clone()));
         cells.extend(row.cells.iter().cloned());

@@ -41,12 +41,10 @@ pub fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
             if rank != Rank::Behind {
                 e.top += 1;
             }
-            let best = view
-                .row(case, *s)
-                .into_iter()
-                .filter_map(|x| Some(analysis::interval(x)?.1))
-                .fold(0.0, f64::max);
-            if let Some((_, mine, _)) = analysis::interval(r).filter(|i| i.1 > 0.0) {
+            // The best median of the row (its goodness): no interval is needed for it.
+            let best =
+                view.row(case, *s).into_iter().filter_map(analysis::median_goodness).fold(0.0, f64::max);
+            if let Some(mine) = analysis::median_goodness(r).filter(|g| *g > 0.0) {
                 e.ratios.push(best / mine);
             }
             e.cpu_ns.extend(r.median.and_then(|f| f.cpu_ns_per_msg));

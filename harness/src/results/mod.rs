@@ -15,8 +15,10 @@ use serde::{Deserialize, Serialize};
 use crate::machine::{Conditions, Machine};
 use crate::matrix::{Column, Pattern, Role};
 
+mod figures;
 mod settings;
 
+pub use figures::{Figure, Figures, Measure, Spread};
 pub use settings::{AutoRuns, Order, Pin, Settings};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -168,27 +170,6 @@ impl CaseResult {
     }
 }
 
-/// Which figure a spread (and a ranking) is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Figure {
-    /// Messages (or calls) per second: higher is better.
-    MsgsPerS,
-    /// The median round trip: lower is better.
-    P50Ns,
-}
-
-/// The spread of a case's runs: the least and the greatest of its figure and their difference
-/// as a share of the median.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Spread {
-    pub figure: Figure,
-    pub min: f64,
-    pub max: f64,
-    /// (max - min) / median.
-    pub relative: f64,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ModeResult {
     #[serde(with = "mode")]
@@ -212,55 +193,6 @@ pub struct RunRecord {
     /// A latency case's sender: its own lateness (send minus due time), the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lateness: Option<String>,
-}
-
-/// The figures of one trial (one run of one case, one library, one receive mode), or a median.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Figures {
-    /// Messages per second one way; round trips (calls) per second for round trips and services;
-    /// the slowest subscriber's for a broadcast; all consumers' or clients' together.
-    pub msgs_per_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p50_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p99_ns: Option<f64>,
-    /// The rest of a latency result's spectrum: its least, p90, p99.9, p99.99 and greatest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p90_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p999_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p9999_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_ns: Option<f64>,
-    /// A latency case: the share of the window's scheduled messages its sender had not sent when
-    /// the window ended (it fell behind its schedule).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub behind_share: Option<f64>,
-    /// A latency case: the sender's own lateness (send minus due time), p50 and p99.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub late_p50_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub late_p99_ns: Option<f64>,
-    /// A connect case: the p50 of the senders' open calls alone (the rest of the set-up time is
-    /// the first message's send and delivery).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_p50_ns: Option<f64>,
-    /// A lossy broadcast: the share of the measured window's messages lost by the subscriber
-    /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lost_share: Option<f64>,
-    /// Cores busy: the CPU seconds per second of every role's process, added up.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cores_busy: Option<f64>,
-    /// CPU time of all the processes per message (or call): cores busy over the rate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_ns_per_msg: Option<f64>,
-    /// The peak resident memory of every role's process, added up.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_rss_bytes: Option<f64>,
 }
 
 /// One child's figures for one trial, as it reports them (one JSON line) and as the results

@@ -1,0 +1,117 @@
+//! What a trial measured (`Figures`), and the names the report and `ipcbench compare` give its
+//! figures: the one a spread is about (`Figure`) and each figure a table or comparison shows
+//! (`Measure`).
+
+use serde::{Deserialize, Serialize};
+
+/// The figures of one trial (one run of one case, one library, one receive mode), or a median.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Figures {
+    /// Messages per second one way; round trips (calls) per second for round trips and services;
+    /// the slowest subscriber's for a broadcast; all consumers' or clients' together.
+    pub msgs_per_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<f64>,
+    /// The rest of a latency result's spectrum: its least, p90, p99.9, p99.99 and greatest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p9999_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ns: Option<f64>,
+    /// A latency case: the share of the window's scheduled messages its sender had not sent when
+    /// the window ended (it fell behind its schedule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_share: Option<f64>,
+    /// A latency case: the sender's own lateness (send minus due time), p50 and p99.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_p99_ns: Option<f64>,
+    /// A connect case: the p50 of the senders' open calls alone (the rest of the set-up time is
+    /// the first message's send and delivery).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_p50_ns: Option<f64>,
+    /// A lossy broadcast: the share of the measured window's messages lost by the subscriber
+    /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_share: Option<f64>,
+    /// Cores busy: the CPU seconds per second of every role's process, added up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_busy: Option<f64>,
+    /// CPU time of all the processes per message (or call): cores busy over the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns_per_msg: Option<f64>,
+    /// The peak resident memory of every role's process, added up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<f64>,
+}
+
+/// Which figure a spread (and a ranking) is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// Messages (or calls) per second: higher is better.
+    MsgsPerS,
+    /// The median round trip: lower is better.
+    P50Ns,
+}
+
+/// One figure of a set of `Figures`, as the family tables and `ipcbench compare` name it (the
+/// comparison's JSON writes it in snake case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    MsgsPerS,
+    P50Ns,
+    P99Ns,
+    P9999Ns,
+    MaxNs,
+    CpuNsPerMsg,
+}
+
+impl Measure {
+    /// A rate is better higher; a time or a cost, lower.
+    pub fn higher_is_better(self) -> bool {
+        self == Measure::MsgsPerS
+    }
+
+    pub fn get(self, f: &Figures) -> Option<f64> {
+        match self {
+            Measure::MsgsPerS => Some(f.msgs_per_s),
+            Measure::P50Ns => f.p50_ns,
+            Measure::P99Ns => f.p99_ns,
+            Measure::P9999Ns => f.p9999_ns,
+            Measure::MaxNs => f.max_ns,
+            Measure::CpuNsPerMsg => f.cpu_ns_per_msg,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::MsgsPerS => "rate",
+            Measure::P50Ns => "p50",
+            Measure::P99Ns => "p99",
+            Measure::P9999Ns => "p99.99",
+            Measure::MaxNs => "max",
+            Measure::CpuNsPerMsg => "CPU/msg",
+        }
+    }
+}
+
+/// The spread of a case's runs: the least and the greatest of its figure and their difference
+/// as a share of the median.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Spread {
+    pub figure: Figure,
+    pub min: f64,
+    pub max: f64,
+    /// (max - min) / median.
+    pub relative: f64,
+}
