@@ -103,7 +103,7 @@ pub fn main() -> ExitCode {
                 Ok(l) => l,
                 Err(e) => return fail(e),
             };
-            println!("{}", terminal::list(&matrix::matrix(), &libs, machine::cores()));
+            console::out(&terminal::list(&matrix::matrix(), &libs, machine::cores()));
             ExitCode::SUCCESS
         }
         Command::Doctor => {
@@ -121,7 +121,7 @@ pub fn main() -> ExitCode {
                 &cases,
                 &versions,
             );
-            println!("{}", doctor::render(&checks));
+            console::out(&doctor::render(&checks));
             ExitCode::SUCCESS
         }
         Command::Run { cases, resume: Some(path), measure } => {
@@ -206,9 +206,9 @@ fn compare_files(old: &Path, new: &Path, threshold: &str, format: &str, across: 
     let (a, b) = (results::load(old)?, results::load(new)?);
     let c = compare::compare((old, &a), (new, &b), share, across)?;
     match format {
-        "markdown" => print!("{}", c.markdown()),
-        "json" => println!("{}", c.json()?),
-        _ => println!("{}", c.terminal()),
+        "markdown" => console::out(c.markdown().trim_end_matches('\n')),
+        "json" => console::out(&c.json()?),
+        _ => console::out(&c.terminal()),
     }
     Ok(c.slower())
 }

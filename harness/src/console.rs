@@ -64,7 +64,17 @@ pub fn wrap(text: &str, width: usize) -> String {
 
 /// A line for standard error, wrapped to the terminal.
 pub fn say(text: &str) {
-    eprintln!("{}", wrap(text, width()));
+    write_line(&mut std::io::stderr().lock(), &wrap(text, width()));
+}
+
+/// Text and a newline for standard output. A reader that went away (`ipcbench list | head`) or a
+/// closed output loses the text, and nothing else: no panic, and a run goes on.
+pub fn out(text: &str) {
+    write_line(&mut std::io::stdout().lock(), text);
+}
+
+fn write_line(to: &mut impl std::io::Write, text: &str) {
+    let _ = writeln!(to, "{text}").and_then(|()| to.flush());
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ pub struct CppIpc;
 /// The version built in, as its source tree's tag.
 pub const VERSION: &str = "1.4.1";
 
+/// Whether this build has cpp-ipc (its source was given): tests that need it check this first.
+pub const BUILT: bool = cfg!(cpp_ipc);
+
 /// What is said of a build without the source.
 pub const NOT_BUILT: &str = "cpp-ipc was not built: no registry carries it. Clone https://github.com/mutouyun/cpp-ipc \
      at tag v1.4.1, set CPP_IPC_SRC to that folder and rebuild (scripts/test.sh and .ci/run use \

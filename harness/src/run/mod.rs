@@ -231,7 +231,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
     doc.finished = Some(now());
     results::write_atomically(&doc, &path)?;
-    println!("{}", terminal::medians(&Source::new(doc, path.clone()), opts.wide, console::width()));
+    console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.wide, console::width()));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
 }
 

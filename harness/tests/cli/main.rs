@@ -178,6 +178,33 @@ fn is_fastipc_redelivery(result: &Value) -> bool {
             .is_some_and(|r| r.contains("replying to its request number") && r.contains("FIPC_DISCONNECTED"))
 }
 
+/// The capability of its library that a result stands on, as the results file records it: a
+/// library that lacks it (or was not built here, as cpp-ipc without its source) has a dash.
+fn capability_of<'a>(doc: &'a Value, r: &Value) -> &'a Value {
+    let (case, lib) = (r["case"].as_str().unwrap(), &r["library"]);
+    let record = doc["libraries"].as_array().unwrap().iter().find(|l| l["id"] == *lib).unwrap();
+    let key = match r["pattern"].as_str().unwrap() {
+        _ if r.get("batch").is_some() && record["capabilities"]["batch"]["supported"] == false => "batch",
+        "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
+        "broadcast" => "broadcast/lossy",
+        "latency" | "connect" => "stream",
+        p => p,
+    };
+    &record["capabilities"][key]
+}
+
+/// The status a result of a run that nothing disturbed must have: `ok`, or `unsupported` where
+/// its library lacks the pattern in this build. No test asserts "every library ok" without it.
+fn expected_status(doc: &Value, r: &Value) -> &'static str {
+    if capability_of(doc, r)["supported"] == false { "unsupported" } else { "ok" }
+}
+
+/// A cpp-ipc result of a build without its source: a dash that says how to build it.
+fn assert_not_built(r: &Value) {
+    assert_eq!(r["status"], "unsupported", "{}: cpp-ipc is not built here", r["case"]);
+    assert_eq!(r["reason"], ipcbench_cpp_ipc::NOT_BUILT, "{}", r["case"]);
+}
+
 /// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the JSON.
 fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Value) {
     short(out, &[&["run"], cases].concat())
@@ -268,5 +295,6 @@ mod faults;
 mod input;
 mod latency;
 mod matrix;
+mod package;
 mod report;
 mod runs;

@@ -43,14 +43,7 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         let lib_record = libs.iter().find(|l| l["id"] == lib).unwrap();
         let batch = r.get("batch").is_some();
         assert_eq!(batch, case.starts_with("batch/"), "{case}: the batch is recorded");
-        let cap_key = match pattern {
-            _ if batch && lib_record["capabilities"]["batch"]["supported"] == false => "batch",
-            "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
-            "broadcast" => "broadcast/lossy",
-            "latency" | "connect" => "stream",
-            p => p,
-        };
-        let capability = &lib_record["capabilities"][cap_key];
+        let capability = capability_of(&doc, r);
         assert_eq!(r["oversubscribed"], r["processes"].as_u64().unwrap() > cores, "{case} {lib}");
         if capability["supported"] == false {
             assert_eq!(r["status"], "unsupported", "{case} {lib}");
@@ -249,9 +242,8 @@ fn the_buffer_reaches_every_library() {
         std::fs::read_to_string("/proc/sys/fs/mqueue/msg_max").unwrap().trim().parse().unwrap();
     for &lib in LIBRARIES.iter() {
         let r = results_of(&doc, "stream/16B", lib);
-        if lib == "cpp-ipc" && r["status"] == "unsupported" {
-            // A build without CPP_IPC_SRC: a dash that says how to build it.
-            assert!(r["reason"].as_str().unwrap().contains("CPP_IPC_SRC"), "{}", r["reason"]);
+        if lib == "cpp-ipc" && !ipcbench_cpp_ipc::BUILT {
+            assert_not_built(r);
             continue;
         }
         assert_eq!(r["status"], "ok", "{lib}: {}", r["reason"]);
@@ -281,6 +273,34 @@ fn the_buffer_reaches_every_library() {
     let report = std::fs::read_to_string(the_json_path(&t.out).with_extension("").join("report.md")).unwrap();
     assert!(report.contains("--buffer 64 KiB"), "the report says what was asked");
     assert!(report.contains("| zmq | 4096 messages (64 KiB) |"), "the depth table:\n{report}");
+    t.nothing_left(pid);
+}
+
+/// cpp-ipc is built exactly when its source is named (scripts/setup.sh names the copy beside the
+/// project when there is one): built, the matrix test runs its cases; not built, `list` and each
+/// of its cases say how to build it, and the run goes on.
+#[test]
+fn cpp_ipc_is_built_when_its_source_is_named_and_says_how_when_not() {
+    let named = std::env::var_os("CPP_IPC_SRC").is_some_and(|s| !s.is_empty());
+    assert_eq!(
+        ipcbench_cpp_ipc::BUILT,
+        named,
+        "CPP_IPC_SRC set: {named}; cpp-ipc built: {}",
+        ipcbench_cpp_ipc::BUILT
+    );
+    let list = String::from_utf8_lossy(&ipcbench(&["list"]).stdout).into_owned();
+    let line = list.lines().find(|l| l.starts_with("  cpp-ipc ")).expect("cpp-ipc in the list");
+    assert_eq!(line.contains("not built"), !named, "{line}");
+    if named {
+        return;
+    }
+    assert!(list.contains(&format!("cpp-ipc stream: — {}", ipcbench_cpp_ipc::NOT_BUILT)), "{list}");
+    let t = RunTest::new("cpp-ipc-absent");
+    let (pid, output, doc) = short_run(&t.out, &["stream/16B", "stream-rtt/16B", "--lib", "cpp-ipc,uds"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_not_built(results_of(&doc, "stream/16B", "cpp-ipc"));
+    assert_not_built(results_of(&doc, "stream-rtt/16B", "cpp-ipc"));
+    assert_eq!(results_of(&doc, "stream-rtt/16B", "uds")["status"], "ok");
     t.nothing_left(pid);
 }
 
