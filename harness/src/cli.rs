@@ -22,6 +22,31 @@ use crate::{compare, console, doctor, matrix, registry, results};
 /// report a Ctrl-C).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// The arguments of `run` that `--resume` refuses (exit 2): the file's own settings decide what
+/// they would, so that a resumed run measures as it began.
+const RESUME_REFUSES: &[&str] = &[
+    "cases",
+    "lib",
+    "runs",
+    "interval_width",
+    "max_runs",
+    "duration",
+    "warmup",
+    "setup_timeout",
+    "out",
+    "skip_oversubscribed",
+    "order",
+    "fault",
+    "pin",
+    "buffer",
+    "connects",
+];
+
+/// The arguments of `run` that `--resume` honours: they change how the run is watched, or how
+/// long a trial may take to report, never a figure.
+#[cfg_attr(not(test), allow(dead_code))]
+const RESUME_HONOURS: &[&str] = &["verbose", "wide", "grace"];
+
 #[derive(Parser)]
 #[command(name = "ipcbench", version, about = "Measures inter-process communication libraries side by side")]
 pub struct Cli {
@@ -39,9 +64,7 @@ pub enum Command {
         cases: Vec<String>,
         /// Finishes the interrupted run of this results file: the cases done are kept, the rest
         /// run with the file's settings, into the same file.
-        #[arg(long, value_name = "RESULTS.json", conflicts_with_all = [
-            "cases", "lib", "runs", "interval_width", "max_runs", "duration", "warmup", "setup_timeout", "out", "skip_oversubscribed", "order", "fault", "pin"
-        ])]
+        #[arg(long, value_name = "RESULTS.json", conflicts_with_all = RESUME_REFUSES)]
         resume: Option<PathBuf>,
         #[command(flatten)]
         measure: Measure,
@@ -216,4 +239,54 @@ fn compare_files(old: &Path, new: &Path, threshold: &str, format: &str, across: 
 fn fail(e: anyhow::Error) -> ExitCode {
     console::say(&format!("ipcbench: error: {e:#}"));
     ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every argument of `run` is either refused beside `--resume` or honoured by it: none is
+    /// accepted and dropped (as `--buffer` and `--connects` once were).
+    #[test]
+    fn every_flag_of_run_is_refused_or_honoured_beside_resume() {
+        let cli = Cli::command();
+        let run = cli.find_subcommand("run").expect("a run command");
+        let mut seen = 0;
+        for arg in run.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "resume" || id == "help" {
+                continue;
+            }
+            seen += 1;
+            let refused = RESUME_REFUSES.contains(&id);
+            assert_ne!(refused, RESUME_HONOURS.contains(&id), "{id}: refused or honoured, and only one");
+            let mut line = vec!["ipcbench".to_string(), "run".into(), "--resume".into(), "r.json".into()];
+            match arg.get_long() {
+                Some(long) => line.push(format!("--{long}")),
+                None => {} // the positional cases
+            }
+            if arg.get_action().takes_values() {
+                line.push(if id == "cases" { "stream/16B" } else { "1" }.into());
+            }
+            match Cli::try_parse_from(&line) {
+                Err(e) => {
+                    assert!(refused, "{id}: {e}");
+                    assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{line:?}: {e}");
+                }
+                Ok(Cli { command: Command::Run { resume: Some(_), measure, .. } }) => {
+                    assert!(!refused, "{line:?} was accepted");
+                    let honoured = match id {
+                        "verbose" => measure.verbose,
+                        "wide" => measure.wide,
+                        "grace" => measure.grace == "1",
+                        _ => false,
+                    };
+                    assert!(honoured, "{id} reaches the resumed run");
+                }
+                Ok(_) => panic!("{line:?}: not a run"),
+            }
+        }
+        assert_eq!(seen, RESUME_REFUSES.len() + RESUME_HONOURS.len(), "each list names only flags of run");
+    }
 }

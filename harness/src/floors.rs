@@ -190,10 +190,18 @@ fn bounce(way: Way, trips: u64) -> Option<RoundTrip> {
     }
     let shared = unsafe { &*(page as *const Shared) };
     shared.turn.store(0, Ordering::Relaxed);
+    let parent = unsafe { libc::getpid() };
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        // The child: answer until told to stop, and leave without running anything of the
-        // parent's (no destructors, no atexit).
+        // The child: it dies with the driver, as the role children do (a killed driver would
+        // otherwise leave it spinning), answers until told to stop, and leaves without running
+        // anything of the parent's (no destructors, no atexit).
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(0);
+            }
+        }
         let mut seen = 0;
         loop {
             seen = wait_change(&shared.turn, seen, way);

@@ -344,29 +344,43 @@ fn wake_up(rounds: usize) -> Option<WakeUp> {
     }
     let (to_sleeper, stamps) = mpsc::channel::<Instant>();
     let (to_waker, delays) = mpsc::channel::<Duration>();
-    let sleeper = std::thread::spawn(move || {
-        pin(1);
-        while let Ok(sent) = stamps.recv() {
-            if to_waker.send(sent.elapsed()).is_err() {
-                break;
+    // A machine out of threads measures no wake-up (None), rather than panicking.
+    let sleeper = std::thread::Builder::new()
+        .spawn(move || {
+            pin(1);
+            while let Ok(sent) = stamps.recv() {
+                if to_waker.send(sent.elapsed()).is_err() {
+                    break;
+                }
             }
-        }
-    });
-    let waker = std::thread::spawn(move || {
-        pin(0);
-        let mut us = Vec::with_capacity(rounds);
-        for _ in 0..rounds {
-            std::thread::sleep(Duration::from_millis(1));
-            to_sleeper.send(Instant::now()).ok()?;
-            us.push(delays.recv().ok()?.as_secs_f64() * 1e6);
-        }
-        drop(to_sleeper);
-        Some(us)
-    });
+        })
+        .ok()?;
+    let waker = std::thread::Builder::new()
+        .spawn(move || {
+            pin(0);
+            let mut us = Vec::with_capacity(rounds);
+            for _ in 0..rounds {
+                std::thread::sleep(Duration::from_millis(1));
+                to_sleeper.send(Instant::now()).ok()?;
+                us.push(delays.recv().ok()?.as_secs_f64() * 1e6);
+            }
+            drop(to_sleeper);
+            Some(us)
+        })
+        .ok()?;
     let mut us = waker.join().ok()??;
     let _ = sleeper.join();
     us.sort_by(f64::total_cmp);
     Some(WakeUp { median_us: us[us.len() / 2], max_us: *us.last()?, rounds })
+}
+
+/// The bytes an unprivileged writer may still use in the file system of `path`.
+pub fn free_space(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the struct it is given from a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// A small text file (/proc, /sys), trimmed; None if it cannot be read.

@@ -51,10 +51,54 @@ const DEFAULT_MAX_RUNS: &str = "15";
 /// `--connects` when a results file does not say (one written before connect cases).
 const DEFAULT_CONNECTS: u32 = 20;
 
-/// A results file to finish (`run --resume`): where it is and what it holds.
+/// A results file to finish (`run --resume`): where it is, what it holds, and its lock, held
+/// until the run ends.
 pub struct Resume {
     pub path: PathBuf,
     pub doc: Document,
+    pub lock: results::Lock,
+}
+
+/// The shortest measured window: in less, a stream at a million messages a second moves ten
+/// thousand and a latency case at 1 k/s ten, and below that a window measures its own edges.
+pub const SHORTEST_WINDOW: Duration = Duration::from_millis(10);
+
+const CONNECTS_RANGE: &str = "a whole number from 1 to 10000";
+const MAX_RUNS_RANGE: &str = "a whole number from 3 to 100";
+
+impl Options {
+    /// The checks of every value, whether it came from the command line or a results file
+    /// (`--resume`): each refusal names the flag and what it takes.
+    fn check(&self) -> Result<()> {
+        if self.runs == 0 {
+            bail!("--runs 0: at least one run is needed for a figure");
+        }
+        if self.duration < SHORTEST_WINDOW {
+            bail!(
+                "--duration {}: too short a window to measure; give at least {}",
+                humantime::format_duration(self.duration),
+                humantime::format_duration(SHORTEST_WINDOW)
+            );
+        }
+        if self.setup_timeout.is_zero() {
+            bail!("--setup-timeout 0s: set-up needs some time to connect every role; give 1s or more");
+        }
+        if !(1..=10_000).contains(&self.connects) {
+            bail!("--connects {}: {CONNECTS_RANGE}", self.connects);
+        }
+        if let Some(auto) = self.runs_auto {
+            if auto.width <= 0.0 || auto.width > 1.0 || auto.width.is_nan() {
+                bail!("--interval-width {}%: give more than 0% and at most 100%", auto.width * 100.0);
+            }
+            if !(AUTO_FIRST..=100).contains(&auto.max_runs) {
+                bail!("--max-runs {}: {MAX_RUNS_RANGE}", auto.max_runs);
+            }
+        }
+        if self.buffer == Some(0) {
+            bail!("--buffer 0: no queue holds no message; give 64KiB, 1MiB or the like, or leave it out");
+        }
+        Ok(())
+    }
 }
 
 /// How cases are measured: the options `run` and `sweep` share.
@@ -90,14 +134,14 @@ pub struct Measure {
     skip_oversubscribed: bool,
     /// Show each trial and each child's pid.
     #[arg(long, short)]
-    verbose: bool,
+    pub(crate) verbose: bool,
     /// Close with one table of every case (a column per library) instead of a table per case
     /// family fitted to the terminal's width.
     #[arg(long)]
-    wide: bool,
+    pub(crate) wide: bool,
     /// How long after the measured window a trial may take to end and report before it fails.
     #[arg(long, default_value = "10s")]
-    grace: String,
+    pub(crate) grace: String,
     /// sequential: each library's runs in turn; interleaved: run 1 of every library of a case,
     /// then run 2, ... (A B A B), so that a drift of the machine reaches every library alike.
     #[arg(long, default_value = "sequential")]
@@ -143,15 +187,8 @@ impl Measure {
         let runs_auto = if runs == "auto" {
             let text = interval_width.as_deref().unwrap_or(DEFAULT_WIDTH);
             let width = percent("interval-width", text, DEFAULT_WIDTH)?;
-            if width == 0.0 {
-                bail!("--interval-width {text:?}: no interval is that narrow; give more than 0%");
-            }
             let cap = max_runs.as_deref().unwrap_or(DEFAULT_MAX_RUNS);
-            let max_runs = cap
-                .parse::<u32>()
-                .ok()
-                .filter(|n| (AUTO_FIRST..=100).contains(n))
-                .ok_or_else(|| anyhow!("--max-runs {cap:?}: a whole number from {AUTO_FIRST} to 100"))?;
+            let max_runs = cap.parse::<u32>().map_err(|_| anyhow!("--max-runs {cap:?}: {MAX_RUNS_RANGE}"))?;
             Some(AutoRuns { width, max_runs })
         } else {
             if interval_width.is_some() || max_runs.is_some() {
@@ -163,24 +200,14 @@ impl Measure {
             Some(_) => AUTO_FIRST,
             None => runs.parse().map_err(|_| anyhow!("--runs {runs:?}: a whole number, or auto"))?,
         };
-        if runs == 0 {
-            bail!("--runs 0: at least one run is needed for a figure");
-        }
-        let connects: u32 = connects
-            .parse()
-            .ok()
-            .filter(|&n| (1..=10_000).contains(&n))
-            .ok_or_else(|| anyhow!("--connects {connects:?}: a whole number from 1 to 10000"))?;
-        let dur = duration("duration", &d)?;
-        if dur.is_zero() {
-            bail!("--duration {d:?}: the measured window must be longer than zero");
-        }
-        Ok(Options {
+        let connects: u32 =
+            connects.parse().map_err(|_| anyhow!("--connects {connects:?}: {CONNECTS_RANGE}"))?;
+        let options = Options {
             cases: cases?,
             libraries: registry::select(lib.as_deref())?,
             runs,
             runs_auto,
-            duration: dur,
+            duration: duration("duration", &d)?,
             warmup: duration("warmup", &warmup)?,
             setup_timeout: duration("setup-timeout", &setup_timeout)?,
             out,
@@ -201,12 +228,16 @@ impl Measure {
                         .ok_or_else(|| anyhow!("--pin {p:?}: give no value (a CPU per role) or same-core"))
                 })
                 .transpose()?,
-        })
+        };
+        options.check()?;
+        Ok(options)
     }
 
     /// `run --resume FILE`: the file's own settings, cases and libraries, checked against this
     /// binary and this machine; from the command line only what does not change a figure.
     pub fn resume(self, path: PathBuf) -> Result<(Options, Resume)> {
+        // Taken first: a file a live run is still writing is not read, let alone rewritten.
+        let lock = results::Lock::take(&path).context("--resume")?;
         let doc = results::load(&path).context("--resume")?;
         if doc.status == RunStatus::Complete {
             bail!("--resume: {} is complete: every case is done, nothing to resume", path.display());
@@ -264,8 +295,11 @@ impl Measure {
             connects: s.connects.unwrap_or(DEFAULT_CONNECTS),
             pin: s.pin,
         };
+        options.check().with_context(|| {
+            format!("--resume: {} holds settings this binary refuses on its command line", path.display())
+        })?;
         results::remove_partial_copies(&path);
-        Ok((options, Resume { path, doc }))
+        Ok((options, Resume { path, doc, lock }))
     }
 }
 

@@ -15,12 +15,19 @@ pub struct Entry {
     /// Runs one role process: everything below it is compiled for that library alone.
     pub run_child: fn(&ChildArgs) -> Result<()>,
     /// After every trial: what only the library can find of it.
-    pub remove_leftovers: fn(&str),
+    pub remove_leftovers: fn(&str) -> Vec<String>,
+    /// The `/dev/shm` a trial of a shape, size and buffer fills, about.
+    pub shared_memory: fn(ipcbench_api::Shape, usize, Option<usize>) -> u64,
 }
 
 /// The entry of library `L`.
 pub const fn entry<L: Library>() -> Entry {
-    Entry { info: L::info, run_child: role::run::<L>, remove_leftovers: L::remove_leftovers }
+    Entry {
+        info: L::info,
+        run_child: role::run::<L>,
+        remove_leftovers: L::remove_leftovers,
+        shared_memory: L::shared_memory,
+    }
 }
 
 /// Every library built in, in the order of the tables.
@@ -83,19 +90,15 @@ pub fn run_child(args: &ChildArgs) -> Result<()> {
     (find(&args.library)?.0.run_child)(args)
 }
 
-/// After trial `trial` of library `id`: what only the library can find of it.
-pub fn remove_leftovers(id: &str, trial: &str) {
-    if let Ok((e, _)) = find(id) {
-        (e.remove_leftovers)(trial);
-    }
+/// After trial `trial` of library `id`: what only the library can find of it, removed; what
+/// was there.
+pub fn remove_leftovers(id: &str, trial: &str) -> Vec<String> {
+    find(id).map(|(e, _)| (e.remove_leftovers)(trial)).unwrap_or_default()
 }
 
-/// Every library's leftovers of trial `trial` (a killed run's: which libraries it ran is not
-/// known).
-pub fn remove_all_leftovers(trial: &str) {
-    for e in &LIBRARIES {
-        (e.remove_leftovers)(trial);
-    }
+/// About how much of `/dev/shm` a trial of library `id` fills.
+pub fn shared_memory(id: &str, shape: ipcbench_api::Shape, size: usize, buffer: Option<usize>) -> u64 {
+    find(id).map(|(e, _)| (e.shared_memory)(shape, size, buffer)).unwrap_or(0)
 }
 
 pub fn unknown(id: &str) -> String {

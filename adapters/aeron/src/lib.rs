@@ -34,7 +34,7 @@ use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
     Batch, Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup,
-    Side, Support, Tx, Unsupported, retry_until,
+    Shape, Side, Support, Tx, Unsupported, retry_until,
 };
 use rusteron_media_driver::bindings::aeron_threading_mode_enum;
 use rusteron_media_driver::{
@@ -65,6 +65,13 @@ impl Library for AeronIpc {
     type Consumer = Unsupported;
     type Client = Unsupported;
     type Server = Unsupported;
+
+    /// Each publication's log (three terms and a page of metadata) in the driver's directory,
+    /// and the driver's own files (its command-and-control file and loss report, about 4 MiB).
+    fn shared_memory(shape: Shape, _size: usize, buffer: Option<usize>) -> u64 {
+        let publications = if shape == Shape::RoundTrip { 2 } else { 1 };
+        publications * (3 * term_of(buffer) as u64 + 4096) + (4 << 20)
+    }
 
     fn info() -> LibraryInfo {
         LibraryInfo {
@@ -197,7 +204,11 @@ unsafe impl Send for Backoff {}
 /// The IPC term length: `--buffer` rounded up to a power of two within Aeron's bounds (64 KiB
 /// to 1 GiB), or `TERM`.
 fn term(setup: &Setup) -> usize {
-    setup.buffer.map_or(TERM, |b| b.next_power_of_two().clamp(64 << 10, 1 << 30))
+    term_of(setup.buffer)
+}
+
+fn term_of(buffer: Option<usize>) -> usize {
+    buffer.map_or(TERM, |b| b.next_power_of_two().clamp(64 << 10, 1 << 30))
 }
 
 /// What an IPC publication lets a sender run ahead of its slowest subscriber: its window, half
@@ -599,14 +610,14 @@ impl Rx for Receiving {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::Shape;
+
     use ipcbench_api::testing::{self, Scratch};
 
     #[test]
     fn a_lossless_broadcast_reaches_every_subscriber_in_order() {
         let shape = Shape::Broadcast { lossy: false, subscribers: 2 };
         testing::in_each_mode::<AeronIpc>("aeron-bcast", shape, |setup| {
-            testing::broadcast_in_order::<AeronIpc>(setup, 5000);
+            testing::broadcast_in_order::<AeronIpc>(setup, 5000, testing::Keeps::Buffer);
         });
     }
 

@@ -422,9 +422,19 @@ pub trait Library {
 
     /// Removes what a trial named `trial` may have left that the driver can't find by itself
     /// (it already removes the trial's directory and its `/dev/shm/<trial>*` objects): called
-    /// after every trial, whether its processes ended or were killed.
-    fn remove_leftovers(trial: &str) {
+    /// after every trial, whether its processes ended or were killed, and by the next run after
+    /// a killed driver. Returns what it removed, as a person would name it.
+    fn remove_leftovers(trial: &str) -> Vec<String> {
         let _ = trial;
+        Vec::new()
+    }
+
+    /// About how many bytes of `/dev/shm` one trial of this shape, message size and `--buffer`
+    /// fills (0: the library keeps nothing large there, or cannot say): the driver refuses to
+    /// start a trial that would not fit, rather than watch a child die of SIGBUS.
+    fn shared_memory(shape: Shape, size: usize, buffer: Option<usize>) -> u64 {
+        let _ = (shape, size, buffer);
+        0
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Self::Stream>> {

@@ -226,12 +226,25 @@ pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
     });
 }
 
+/// What a lossy broadcast's subscriber is sure to receive, by its library's own rule.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Keeps {
+    /// At least what its buffer holds: the library drops only what does not fit.
+    Buffer,
+    /// Some messages, how many the library does not say (NNG's pub0 drops wherever a queue on
+    /// the way is full, its sender's or its subscriber's).
+    Some,
+}
+
 /// A broadcast of `setup.shape`'s subscribers, `count` messages: each subscriber receives
-/// them in order, then `Closed`; all of them when the broadcast is lossless, some with gaps
-/// (and perhaps `Lost` reports) when it is lossy. As in a trial, nothing is sent before
-/// every member is open, and the publisher's owner lives until every subscriber is done.
-/// Returns how many messages each subscriber received.
-pub fn broadcast_in_order<L: Library>(setup: &Setup, count: u64) -> Vec<u64> {
+/// them in order, then `Closed`; all of them when the broadcast is lossless. When it is lossy,
+/// some with gaps; where the library drops only what does not fit (`Keeps::Buffer`), never fewer
+/// than the subscriber's buffer holds (what its endpoint read back, as the results' buffers
+/// table shows it); and where it reports its losses (`Lost`), they and the messages add up to
+/// `count`. As in a trial, nothing is sent before every member is open, and the publisher's
+/// owner lives until every subscriber is done. Returns how many messages each subscriber
+/// received.
+pub fn broadcast_in_order<L: Library>(setup: &Setup, count: u64, keeps: Keeps) -> Vec<u64> {
     let (lossy, subscribers) = setup.broadcast("test").unwrap();
     let at = |index| Setup { index, ..*setup };
     let size = setup.size;
@@ -241,10 +254,11 @@ pub fn broadcast_in_order<L: Library>(setup: &Setup, count: u64) -> Vec<u64> {
         let listening: Vec<_> = (0..subscribers)
             .map(|i| {
                 s.spawn(move || {
-                    let mut rx = L::subscriber(&at(i)).unwrap().endpoint;
+                    let opened = L::subscriber(&at(i)).unwrap();
+                    let (mut rx, depth) = (opened.endpoint, opened.buffer.and_then(|b| b.messages));
                     all_open.wait();
                     let mut buf = vec![0u8; size];
-                    let (mut got, mut next) = (0u64, 0u64);
+                    let (mut got, mut next, mut lost) = (0u64, 0u64, 0u64);
                     loop {
                         match rx.recv(&mut buf).unwrap() {
                             Received::Message(len) => {
@@ -258,12 +272,26 @@ pub fn broadcast_in_order<L: Library>(setup: &Setup, count: u64) -> Vec<u64> {
                                 (got, next) = (got + 1, seq + 1);
                             }
                             Received::Empty => {}
-                            Received::Lost(_) if lossy => {}
+                            Received::Lost(n) if lossy => lost += n,
                             Received::Lost(n) => {
                                 panic!("subscriber {i} lost {n} of a lossless broadcast")
                             }
                             Received::Closed => break,
                         }
+                    }
+                    if lossy {
+                        let least = match keeps {
+                            Keeps::Buffer => count.min(depth.map_or(1, |d| d as u64)),
+                            Keeps::Some => 1,
+                        };
+                        assert!(
+                            got >= least,
+                            "subscriber {i}: {got} of {count}, fewer than its buffer of {depth:?}"
+                        );
+                        assert!(
+                            lost == 0 || got + lost == count,
+                            "subscriber {i}: {got} received and {lost} lost of {count}"
+                        );
                     }
                     got
                 })

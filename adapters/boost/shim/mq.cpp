@@ -30,7 +30,8 @@ const char* ipcb_boost_version() { return BOOST_LIB_VERSION; }
 // Creates a queue that must not exist yet. Null on failure, with the reason in `err`.
 void* ipcb_mq_create(const char* name, size_t depth, size_t max_size, char* err, size_t len) {
     try {
-        return new bip::message_queue(bip::create_only, name, depth, max_size);
+        // The creator's alone (Boost's default is 0644).
+        return new bip::message_queue(bip::create_only, name, depth, max_size, bip::permissions(0600));
     } catch (const std::exception& e) {
         report(err, len, e.what());
     } catch (...) {

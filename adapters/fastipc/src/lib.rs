@@ -317,7 +317,7 @@ mod tests {
     fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {
         for (label, lossy) in [("fipc-gated", false), ("fipc-lossy", true)] {
             in_each_mode::<FastIpc>(label, Shape::Broadcast { lossy, subscribers: 2 }, |setup| {
-                testing::broadcast_in_order::<FastIpc>(setup, 20_000);
+                testing::broadcast_in_order::<FastIpc>(setup, 20_000, testing::Keeps::Buffer);
             });
         }
     }

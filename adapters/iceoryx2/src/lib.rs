@@ -665,7 +665,7 @@ mod tests {
     fn broadcasts_reach_every_subscriber_in_order_in_each_mode() {
         for (label, lossy) in [("ib", false), ("ibl", true)] {
             in_each_mode::<Iceoryx2>(label, Shape::Broadcast { lossy, subscribers: 2 }, |setup| {
-                testing::broadcast_in_order::<Iceoryx2>(setup, 5000);
+                testing::broadcast_in_order::<Iceoryx2>(setup, 5000, testing::Keeps::Buffer);
             });
         }
     }

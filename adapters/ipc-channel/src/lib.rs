@@ -107,9 +107,11 @@ fn accept(file: &Path, timeout: Duration) -> Result<Channel> {
     // `accept` has no time-out: wait for it on a thread of its own (left blocked if nobody comes;
     // the process then exits with the error).
     let (done, accepted) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(server.accept());
-    });
+    std::thread::Builder::new()
+        .spawn(move || {
+            let _ = done.send(server.accept());
+        })
+        .context("starting the thread that accepts on the one-shot server")?;
     let (_, (rx, tx)) = match accepted.recv_timeout(timeout) {
         Ok(result) => result.map_err(|e| anyhow!("accepting on {name}: {e}"))?,
         Err(_) => {

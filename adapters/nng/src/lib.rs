@@ -487,6 +487,7 @@ mod tests {
         testing::broadcast_in_order::<Nng>(
             &place.setup(Shape::Broadcast { lossy: true, subscribers: 2 }),
             5000,
+            testing::Keeps::Some,
         );
     }
 

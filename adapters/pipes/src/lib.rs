@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{
     Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
     Support, Tx, Unsupported, retry_until,
@@ -76,7 +76,7 @@ impl Library for Fifo {
             (Side::Connect, true) => (Some(back), Some(forth)),
         };
         let deadline = Instant::now() + setup.timeout;
-        let reading = reads.map(|path| open_reader(path, deadline));
+        let reading = reads.map(|path| open_reader(path, deadline)).transpose()?;
         let tx = match writes {
             Some(path) => Some(Writer { file: open_writer(&path, deadline)?, path }),
             None => None,
@@ -106,17 +106,19 @@ struct Reading {
     done: mpsc::Receiver<io::Result<File>>,
 }
 
-fn open_reader(path: PathBuf, deadline: Instant) -> Reading {
+fn open_reader(path: PathBuf, deadline: Instant) -> Result<Reading> {
     let (tx, done) = mpsc::channel();
     let p = path.clone();
-    std::thread::spawn(move || {
-        // The accepting side may not have made it yet.
-        while !p.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let _ = tx.send(File::open(&p));
-    });
-    Reading { path, deadline, done }
+    std::thread::Builder::new()
+        .spawn(move || {
+            // The accepting side may not have made it yet.
+            while !p.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let _ = tx.send(File::open(&p));
+        })
+        .with_context(|| format!("starting a thread to open {}", path.display()))?;
+    Ok(Reading { path, deadline, done })
 }
 
 impl Reading {

@@ -112,8 +112,8 @@ impl Library for PosixMq {
     }
 
     /// `/dev/mqueue` need not be mounted, so the driver can't list queues: by name.
-    fn remove_leftovers(trial: &str) {
-        remove(trial);
+    fn remove_leftovers(trial: &str) -> Vec<String> {
+        remove(trial).into_iter().map(|q| format!("the POSIX queue {q}")).collect()
     }
 
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Channel>> {
@@ -201,13 +201,18 @@ pub fn names(trial: &str) -> [String; 3] {
 
 /// Unlinks the queues of trial `trial`, if they are still there: the connecting side once it
 /// holds them, and the driver after every trial (a side that died before the other opened them).
-pub fn remove(trial: &str) {
+/// Returns the names of those that were there.
+pub fn remove(trial: &str) -> Vec<String> {
+    let mut removed = Vec::new();
     for name in names(trial) {
-        if let Ok(c) = CString::new(name) {
+        if let Ok(c) = CString::new(name.clone()) {
             // SAFETY: a NUL-terminated name; ENOENT (already gone) is the usual answer.
-            unsafe { libc::mq_unlink(c.as_ptr()) };
+            if unsafe { libc::mq_unlink(c.as_ptr()) } == 0 {
+                removed.push(name);
+            }
         }
     }
+    removed
 }
 
 /// One open queue descriptor.

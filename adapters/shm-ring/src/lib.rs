@@ -30,6 +30,7 @@
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
@@ -37,8 +38,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{
-    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
-    Support, Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape,
+    Side, Support, Tx, Unsupported, retry_until,
 };
 
 /// The control.
@@ -72,6 +73,12 @@ impl Library for ShmRing {
     type Consumer = Unsupported;
     type Client = Unsupported;
     type Server = Unsupported;
+
+    /// A ring file each way.
+    fn shared_memory(shape: Shape, size: usize, buffer: Option<usize>) -> u64 {
+        let ways = if shape == Shape::RoundTrip { 2 } else { 1 };
+        Ring::geometry(size, buffer.unwrap_or(RING_BYTES)).map_or(0, |(_, len)| ways * len as u64)
+    }
 
     fn info() -> LibraryInfo {
         LibraryInfo {
@@ -253,11 +260,12 @@ impl Ring {
 
     fn create(path: PathBuf, size: usize, bytes: usize) -> Result<Ring> {
         let (slots, len) = Ring::geometry(size, bytes)?;
-        let _ = std::fs::remove_file(&path);
+        // Made new, the creator's alone: a stale or foreign file of this name fails the trial.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)
             .with_context(|| format!("creating {}", path.display()))?;
         file.set_len(len as u64).with_context(|| format!("sizing {}", path.display()))?;
@@ -488,7 +496,7 @@ impl Rx for ConsumerEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::Shape;
+
     use ipcbench_api::testing::{self, Scratch};
 
     /// In each mode; 20 000 messages of 64 bytes go round the ring (4096 slots) several times,

@@ -30,7 +30,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{
     Buffer, Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Rx, Setup, Side,
     Support, Tx, Unsupported, retry_until,
@@ -344,11 +344,23 @@ struct Listening {
     path: PathBuf,
 }
 
+/// A bound socket's file, 0600: bind gives it 0777 less the umask. (It lies in the trial's own
+/// 0700 folder as well.)
+fn owner_only(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("chmod 0600 {}", path.display()))
+}
+
 impl Listening {
     fn bind(path: PathBuf) -> Result<Listening> {
         // std's bind calls socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC), bind and listen.
         match UnixListener::bind(&path) {
-            Ok(listener) => Ok(Listening { listener: Listener::Unix(listener), path }),
+            Ok(listener) => {
+                owner_only(&path)?;
+                Ok(Listening { listener: Listener::Unix(listener), path })
+            }
+            // A socket file of that name already there (stale or foreign) is EADDRINUSE: never reused.
             Err(e) => bail!("bind and listen on {}: {e}", path.display()),
         }
     }
@@ -363,6 +375,7 @@ impl Listening {
         if r < 0 || unsafe { libc::listen(fd.as_raw_fd(), 128) } < 0 {
             bail!("bind and listen on {}: {}", path.display(), io::Error::last_os_error());
         }
+        owner_only(&path)?;
         Ok(Listening { listener: Listener::Seqpacket(fd), path })
     }
 

@@ -467,7 +467,7 @@ mod tests {
         for lossy in [false, true] {
             let place = Scratch::new(&format!("zmq-bcast-{lossy}"));
             let shape = Shape::Broadcast { lossy, subscribers: 2 };
-            testing::broadcast_in_order::<Zmq>(&place.setup(shape), 5000);
+            testing::broadcast_in_order::<Zmq>(&place.setup(shape), 5000, testing::Keeps::Buffer);
         }
     }
 

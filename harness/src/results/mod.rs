@@ -4,11 +4,7 @@
 //! `analysis`, their presentation in `report`.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
-use std::path::Path;
 
-use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{LibraryInfo, RecvMode, Support};
 use serde::{Deserialize, Serialize};
 
@@ -16,9 +12,11 @@ use crate::machine::{Conditions, Machine};
 use crate::matrix::{Column, Pattern, Role};
 
 mod figures;
+mod file;
 mod settings;
 
 pub use figures::{Figure, Figures, Measure, Spread};
+pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
 pub use settings::{AutoRuns, Order, Pin, Settings};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -375,60 +373,11 @@ mod mode {
     }
 }
 
-/// Reads a results file; a file cut short, another schema version or another kind of file is
-/// refused with what it is.
-pub fn load(path: &Path) -> Result<Document> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        anyhow!("{} is not JSON ({e}): a results file that was cut short or edited by hand?", path.display())
-    })?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        None => bail!("{} has no schema_version: it is not an ipcbench results file", path.display()),
-        Some(v) if v != u64::from(SCHEMA_VERSION) => bail!(
-            "{} has schema version {v}; this ipcbench reads version {SCHEMA_VERSION} (use the ipcbench that wrote it)",
-            path.display()
-        ),
-        Some(_) => {}
-    }
-    serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))
-}
-
-/// Writes the document to `path` so that a reader (or a crash, or a SIGKILL) only ever sees a
-/// whole file: write a sibling of this process's own, flush it to disk, rename it over, flush
-/// the folder.
-pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-    let text = serde_json::to_string_pretty(doc)?;
-    let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    f.write_all(text.as_bytes())?;
-    f.write_all(b"\n")?;
-    f.sync_all()?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .with_context(|| format!("flushing {}", dir.display()))?;
-    }
-    Ok(())
-}
-
-/// The partial copies of `path` that writers killed mid-write left beside it.
-pub fn remove_partial_copies(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else { return };
-    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-    let prefix = format!("{name}.tmp");
-    if let Ok(entries) = fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) {
-                let _ = fs::remove_file(e.path());
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::path::Path;
 
     /// Whether `whole` holds everything `part` holds, the same (it may hold more: defaults a
     /// newer schema writes).

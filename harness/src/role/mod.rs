@@ -245,13 +245,17 @@ fn lead<E>(
         .ok_or_else(|| anyhow!("expected `go <instant>` from the driver, got {line:?}"))?;
     // The owner's handle ends the channel for everybody when dropped: keep it until every
     // driving role is done ("drain"), or the driver is gone (end of input).
-    let control = std::thread::spawn(move || {
-        let mut line = String::new();
-        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
-            line.clear();
-        }
-        drop(owner);
-    });
+    let control = std::thread::Builder::new()
+        .name("control".into())
+        .spawn(move || {
+            let mut line = String::new();
+            while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain"
+            {
+                line.clear();
+            }
+            drop(owner);
+        })
+        .map_err(|e| anyhow!("starting the thread that waits for the driver's drain: {e}"))?;
     let window = Window {
         start,
         measure_from: start + args.warmup.as_nanos() as u64,

@@ -18,6 +18,31 @@ use crate::role::ChildArgs;
 /// How much of a failed child's standard error goes into the reason.
 const STDERR_TAIL: usize = 1500;
 
+/// The most of a child's standard error kept (its end): a child that writes without end costs
+/// the driver this much memory, not more.
+const STDERR_KEPT: usize = 64 << 10;
+
+/// The longest line a child may write: a report with its histograms is well under 1 MiB.
+const LONGEST_LINE: u64 = 16 << 20;
+
+/// The end of a child's standard error, and how much before it was cut.
+#[derive(Default)]
+struct Kept {
+    bytes: Vec<u8>,
+    cut: u64,
+}
+
+impl Kept {
+    fn push(&mut self, more: &[u8]) {
+        self.bytes.extend_from_slice(more);
+        if self.bytes.len() > 2 * STDERR_KEPT {
+            let over = self.bytes.len() - STDERR_KEPT;
+            self.bytes.drain(..over);
+            self.cut += over as u64;
+        }
+    }
+}
+
 /// What a child said or did, as the driver's event loop sees it: child `i`'s line, or the end
 /// of its output.
 pub enum Event {
@@ -35,7 +60,7 @@ pub struct Proc {
     pub index: usize,
     pub child: Child,
     pub stdin: Option<ChildStdin>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Kept>>,
     pub ready: bool,
     pub report: Option<RoleReport>,
 }
@@ -81,26 +106,41 @@ impl Proc {
         }
         let stdout = child.stdout.take().expect("piped");
         let mut stderr_pipe = child.stderr.take().expect("piped");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Kept::default()));
         let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n @ 1..) = stderr_pipe.read(&mut buf) {
-                if let Ok(mut s) = sink.lock() {
-                    s.extend_from_slice(&buf[..n]);
-                }
-            }
-        });
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if events.send(Event::Line(i, line)).is_err() {
-                    return;
-                }
-            }
-            let _ = events.send(Event::End(i));
-        });
         let stdin = child.stdin.take();
-        Ok(Proc { role, index, child, stdin, stderr, ready: false, report: None })
+        // The process is a Proc from here: whatever fails below, it is killed and reaped.
+        let mut proc = Proc { role, index, child, stdin, stderr, ready: false, report: None };
+        let threads = std::thread::Builder::new()
+            .name(format!("stderr {}", proc.label()))
+            .spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = stderr_pipe.read(&mut buf) {
+                    if let Ok(mut s) = sink.lock() {
+                        s.push(&buf[..n]);
+                    }
+                }
+            })
+            .and_then(|_| {
+                std::thread::Builder::new().name(format!("stdout {}", proc.label())).spawn(move || {
+                    let mut out = BufReader::new(stdout);
+                    while let Some(line) = read_line(&mut out) {
+                        if events.send(Event::Line(i, line)).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = events.send(Event::End(i));
+                })
+            });
+        if let Err(e) = threads {
+            let _ = proc.child.kill();
+            let _ = proc.child.wait();
+            return Err(format!(
+                "starting a thread to read {}'s output: {e} (the machine's limit of threads or processes?)",
+                proc.label()
+            ));
+        }
+        Ok(proc)
     }
 
     pub fn label(&self) -> String {
@@ -123,7 +163,7 @@ impl Proc {
 
     /// The end of its standard error, as a reason quotes it (`: ...`), or nothing.
     pub fn stderr_tail(&self) -> String {
-        let err = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        let (err, cut) = self.stderr.lock().map(|k| (k.bytes.clone(), k.cut)).unwrap_or_default();
         let text = String::from_utf8_lossy(&err);
         let text = text.trim();
         if text.is_empty() {
@@ -131,8 +171,46 @@ impl Proc {
         }
         let start = text.len().saturating_sub(STDERR_TAIL);
         let start = (start..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-        format!(": {}", text[start..].replace('\n', " | "))
+        let cut = cut + start as u64;
+        let before =
+            if cut > 0 { format!("(its first {} cut) ", crate::format::bytes(cut)) } else { String::new() };
+        format!(": {before}{}", text[start..].replace('\n', " | "))
     }
+}
+
+/// One line of a child's output without its newline; a line longer than `LONGEST_LINE` is cut
+/// there and the rest of it dropped (what is left is no message the driver knows, and says so).
+/// None at the end of the output.
+fn read_line(out: &mut impl BufRead) -> Option<String> {
+    let mut line = Vec::new();
+    let n = out.by_ref().take(LONGEST_LINE).read_until(b'\n', &mut line).ok()?;
+    if n == 0 {
+        return None;
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if n as u64 == LONGEST_LINE {
+        // Skip to the line's end, a buffer at a time.
+        loop {
+            let buf = out.fill_buf().ok()?;
+            if buf.is_empty() {
+                break;
+            }
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    out.consume(at + 1);
+                    break;
+                }
+                None => {
+                    let all = buf.len();
+                    out.consume(all);
+                }
+            }
+        }
+        line.truncate(200);
+        line.extend_from_slice(format!("... (a line of over {} MiB, cut)", LONGEST_LINE >> 20).as_bytes());
+    }
+    Some(String::from_utf8_lossy(&line).into_owned())
 }
 
 impl Drop for Children {

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -19,13 +20,34 @@ pub struct RunDir {
 }
 
 impl RunDir {
+    /// Made new, mode 0700, by this user: never one that is there already (a stale one of a dead
+    /// run with this pid is removed before, by `remove_stale`), never through a symlink.
     pub fn create() -> Result<RunDir> {
         // Short: a Unix socket's path must fit in 108 bytes.
         let tag = format!("ipcb{}", std::process::id());
         let path = std::env::temp_dir().join(&tag);
-        std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
-        let lock =
-            File::create(path.join("lock")).with_context(|| format!("creating {}/lock", path.display()))?;
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            let what = match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => "a symlink is there",
+                Ok(_) => "something of that name is there, not left by an ipcbench run of this user",
+                Err(_) => "",
+            };
+            anyhow::bail!(
+                "creating this run's directory {}: {e}{}{what}; a run's directory is made new, never reused:                  remove it, or set TMPDIR to another folder",
+                path.display(),
+                if what.is_empty() { "" } else { ": " }
+            );
+        }
+        // The mode asked for may have been narrowed by the umask, never widened; make it exact.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("setting the mode of {}", path.display()))?;
+        let lock = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path.join("lock"))
+            .with_context(|| format!("creating {}/lock", path.display()))?;
         // SAFETY: flock on a descriptor we own; it is released when the process ends.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             anyhow::bail!("locking {}: {}", path.display(), std::io::Error::last_os_error());
@@ -47,7 +69,9 @@ struct Found {
     alive: bool,
 }
 
-fn others() -> Vec<Found> {
+/// The run directories of this machine but this run's (with `with_mine`, this pid's too: one a
+/// dead run of the same pid left, before this run makes its own).
+fn others(with_mine: bool) -> Vec<Found> {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return Vec::new() };
     let mut found = Vec::new();
@@ -58,18 +82,22 @@ fn others() -> Vec<Found> {
         else {
             continue;
         };
-        if pid == me || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+        // Not followed: a symlink of that name is nobody's run directory.
+        if (pid == me && !with_mine) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let path = entry.path();
-        let alive = match File::open(path.join("lock")) {
+        let lock =
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path.join("lock"));
+        let alive = match lock {
             Ok(f) => {
                 // SAFETY: flock on a descriptor we own, released when it closes.
                 let taken = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
                 taken != 0
             }
-            // No lock yet: a run that is just starting, if its process lives.
-            Err(_) => Path::new(&format!("/proc/{pid}")).exists(),
+            // No lock yet: a run that is just starting, if its process lives (this one is not
+            // making its directory yet).
+            Err(_) => pid != me && Path::new(&format!("/proc/{pid}")).exists(),
         };
         found.push(Found { pid, path, alive });
     }
@@ -79,50 +107,163 @@ fn others() -> Vec<Found> {
 
 /// The pids of the other runs alive on this machine now.
 pub fn live_others() -> Vec<u32> {
-    others().into_iter().filter(|f| f.alive).map(|f| f.pid).collect()
+    others(false).into_iter().filter(|f| f.alive).map(|f| f.pid).collect()
 }
 
-/// Removes what runs whose driver died without cleaning up left: for each trial directory
-/// (`t<N>`) its /dev/shm objects and what each library alone can find, then the directory.
-/// Returns the pids of those runs.
-pub fn remove_stale() -> Vec<u32> {
-    let mut removed = Vec::new();
-    for f in others().into_iter().filter(|f| !f.alive) {
+/// What one run killed before it could clean up left, as `remove_stale` removed it.
+pub struct Stale {
+    pub pid: u32,
+    /// Each object removed: `/dev/shm/...`, a POSIX queue's name, the run's directory.
+    pub removed: Vec<String>,
+}
+
+/// Removes what runs whose driver died without cleaning up left: for each trial folder
+/// (`t<N>`), exactly what its manifest names, then the run's directory.
+pub fn remove_stale() -> Vec<Stale> {
+    let mut stale = Vec::new();
+    for f in others(true).into_iter().filter(|f| !f.alive) {
+        let mut removed = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&f.path) {
             for trial in entries.flatten() {
-                let name = trial.file_name();
-                let Some(n) =
-                    name.to_str().and_then(|n| n.strip_prefix('t')).filter(|n| n.parse::<u64>().is_ok())
-                else {
-                    continue;
-                };
-                let trial = format!("ipcb{}t{n}", f.pid);
-                remove_shared_memory(&trial);
-                registry::remove_all_leftovers(&trial);
+                let is_trial = trial
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix('t'))
+                    .is_some_and(|n| n.parse::<u64>().is_ok());
+                // A trial without a manifest died before it started a child: nothing of it is
+                // anywhere but its folder.
+                if let Some(m) = is_trial.then(|| Manifest::read(&trial.path())).flatten() {
+                    removed.extend(m.remove());
+                }
             }
         }
-        let _ = std::fs::remove_dir_all(&f.path);
-        removed.push(f.pid);
+        if std::fs::remove_dir_all(&f.path).is_ok() {
+            removed.push(f.path.display().to_string());
+        }
+        stale.push(Stale { pid: f.pid, removed });
     }
-    removed
+    stale
+}
+
+/// What one trial's processes may create, written into its folder (`manifest`) before the
+/// first of them starts: its library and the names everything of it is named after (the
+/// trial's, and a connect case's per-attempt names). The clean-up after the trial, or after a
+/// driver killed in it, removes exactly what those names name.
+pub struct Manifest {
+    pub library: String,
+    pub names: Vec<String>,
+}
+
+const MANIFEST: &str = "manifest";
+
+impl Manifest {
+    fn read(trial_dir: &Path) -> Option<Manifest> {
+        let text = std::fs::read_to_string(trial_dir.join(MANIFEST)).ok()?;
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let library = lines.next()?.strip_prefix("library ")?.to_string();
+        let names = lines.filter_map(|l| l.strip_prefix("name ")).map(String::from).collect();
+        Some(Manifest { library, names })
+    }
+
+    fn write(&self, trial_dir: &Path) -> std::io::Result<()> {
+        let mut text = format!("library {}\n", self.library);
+        for n in &self.names {
+            text.push_str(&format!("name {n}\n"));
+        }
+        std::fs::write(trial_dir.join(MANIFEST), text)
+    }
+
+    /// Removes what its names name: their /dev/shm objects, and what only the library can find.
+    fn remove(&self) -> Vec<String> {
+        let mut removed = Vec::new();
+        for name in &self.names {
+            removed.extend(remove_shared_memory(name));
+            removed.extend(registry::remove_leftovers(&self.library, name));
+        }
+        removed
+    }
+}
+
+/// One trial's folder and what its processes may create: made, with its manifest, before any
+/// child starts; everything it names is removed when this guard drops, however the trial ended
+/// (a failure, an interruption, a panic of the driver's).
+pub struct TrialFiles {
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+impl TrialFiles {
+    pub fn create(dir: PathBuf, manifest: Manifest) -> Result<TrialFiles, String> {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("creating the trial's folder {}: {e}", dir.display()))?;
+        let files = TrialFiles { dir, manifest };
+        files
+            .manifest
+            .write(&files.dir)
+            .map_err(|e| format!("writing {}/{MANIFEST}: {e}", files.dir.display()))?;
+        Ok(files)
+    }
+}
+
+impl Drop for TrialFiles {
+    fn drop(&mut self) {
+        self.manifest.remove();
+        // The folder last: a driver killed before this point leaves the manifest to the next run.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The /dev/shm objects of this name: `<name>`, or `<name>` and one of `_.-` and more.
+fn shm_objects(name: &str) -> Vec<std::fs::DirEntry> {
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|entry| {
+            let file = entry.file_name();
+            let file = file.to_string_lossy();
+            file.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.', '-']))
+        })
+        .collect()
+}
+
+/// Before a trial: none of its names is taken in /dev/shm (a stale or foreign object is never
+/// mapped, reused or removed: the trial fails naming it), and /dev/shm has room for what its
+/// library fills there (`need` bytes, about).
+pub fn check_shared_memory(names: &[String], need: u64) -> Result<(), String> {
+    if let Some(taken) = names.iter().flat_map(|n| shm_objects(n)).next() {
+        return Err(format!(
+            "{} is there before the trial began: a stale or foreign object of this trial's name, not used;              remove it if it is yours",
+            taken.path().display()
+        ));
+    }
+    if let Some(free) = crate::machine::free_space(Path::new("/dev/shm"))
+        && need > free
+    {
+        return Err(format!(
+            "/dev/shm has {} free, the case needs about {}: make it larger (mount -o remount,size=... /dev/shm)              or leave this library's case out",
+            crate::format::bytes(free),
+            crate::format::bytes(need)
+        ));
+    }
+    Ok(())
 }
 
 /// Removes the trial's objects in /dev/shm: those named `<name>` or `<name>` and one of `_.-`
 /// and more (files and directories); what only its library can find, the library removes. A
 /// killed child leaves its shared memory there, iceoryx2 keeps one segment on purpose, and
 /// Aeron's media driver has its directory there; nothing a trial made outlives it.
-pub fn remove_shared_memory(name: &str) {
-    let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let file = file.to_string_lossy();
-        let ours =
-            file.strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with(['_', '.', '-']));
-        if ours {
-            let _ = match entry.file_type() {
-                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
-                _ => std::fs::remove_file(entry.path()),
-            };
+pub fn remove_shared_memory(name: &str) -> Vec<String> {
+    let mut removed = Vec::new();
+    for entry in shm_objects(name) {
+        let gone = match entry.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+            _ => std::fs::remove_file(entry.path()),
+        };
+        if gone.is_ok() {
+            removed.push(entry.path().display().to_string());
         }
     }
+    removed
 }

@@ -49,36 +49,38 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let stale = dir::remove_stale();
     if !stale.is_empty() {
+        let removed: Vec<&str> = stale.iter().flat_map(|s| s.removed.iter().map(String::as_str)).collect();
+        const SHOWN: usize = 12;
+        let more = match removed.len().saturating_sub(SHOWN) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
         console::say(&format!(
-            "ipcbench: removed what {} run(s) killed before they could clean up left (pid {})",
+            "ipcbench: removed what {} run(s) killed before they could clean up left (pid {}): {}{more}",
             stale.len(),
-            stale.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            stale.iter().map(|s| s.pid.to_string()).collect::<Vec<_>>().join(", "),
+            removed[..removed.len().min(SHOWN)].join(", ")
         ));
     }
     let conditions = Conditions::now(dir::live_others(), &matrix::sizes_of(&opts.cases));
     let run_dir = dir::RunDir::create()?;
     let machine = Machine::this();
     let cores = machine.cores;
-    let (path, mut doc, kept) = match resume {
-        Some(Resume { path, mut doc }) => {
+    let (path, mut doc, kept, _lock) = match resume {
+        Some(Resume { path, mut doc, lock }) => {
             // The cases done stay; an interrupted one runs again, whole.
             let kept: Vec<CaseResult> =
                 doc.results.drain(..).filter(|r| r.status != Status::Interrupted).collect();
             doc.status = RunStatus::Running;
             doc.finished = None;
             doc.resumed.push(now());
-            (path, doc, kept)
+            (path, doc, kept, lock)
         }
         None => {
             let started = now();
             // One file per run: a second run started in the same second gets a suffix.
-            let stem = format!("run-{}", started.replace(':', "-"));
-            let path = (1..)
-                .map(|n| {
-                    opts.out.join(if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") })
-                })
-                .find(|p| !p.exists())
-                .expect("some suffix is free");
+            let path = results::reserve(&opts.out, &format!("run-{}", started.replace(':', "-")))?;
+            let lock = results::Lock::take(&path)?;
             let doc = Document {
                 schema_version: results::SCHEMA_VERSION,
                 tool: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
@@ -106,7 +108,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
                 results: Vec::new(),
             };
-            (path, doc, Vec::new())
+            (path, doc, Vec::new(), lock)
         }
     };
     if conditions.busy_cores > BUSY {
@@ -118,7 +120,18 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     }
     // A resumed file keeps the conditions of its start.
     doc.conditions.get_or_insert(conditions);
-    results::write_atomically(&doc, &path)?;
+    let write = |doc: &Document| {
+        results::write_atomically(doc, &path).with_context(|| {
+            format!("the run stopped; once there is room, `ipcbench run --resume {}` goes on", path.display())
+        })
+    };
+    if let Err(e) = write(&doc) {
+        // A new run's file holds nothing yet: the name it reserved goes too.
+        if doc.resumed.is_empty() {
+            let _ = std::fs::remove_file(&path);
+        }
+        return Err(e);
+    }
     let total = opts.cases.len() * opts.libraries.len();
     console::say(&format!(
         "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
@@ -210,7 +223,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     }
                     doc.results.push(result.clone());
                     // As each result comes: a run killed now loses only the case under way.
-                    results::write_atomically(&doc, &path)?;
+                    write(&doc)?;
                 }
             }
         }
@@ -230,7 +243,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     }
     doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
     doc.finished = Some(now());
-    results::write_atomically(&doc, &path)?;
+    write(&doc)?;
     console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.wide, console::width()));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
 }

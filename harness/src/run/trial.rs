@@ -58,21 +58,19 @@ enum Stage {
 impl Trial<'_> {
     pub fn run(&self) -> Result<RunRecord, TrialError> {
         let trial_dir = self.ctx.dir.join(format!("t{}", self.number));
-        std::fs::create_dir_all(&trial_dir)
-            .map_err(|e| TrialError::Failed(format!("creating {}: {e}", trial_dir.display())))?;
-        let outcome = self.run_in(&trial_dir);
-        // Every child is gone now: what they left goes too; the trial's directory last, as a
-        // run killed before this point is cleaned by the next from it.
         let mut names = vec![self.name()];
         if self.case.pace == Pace::Connect {
             names.extend((0..self.ctx.opts.connects as usize).map(|k| attempt_name(&self.name(), k)));
         }
-        for name in &names {
-            dir::remove_shared_memory(name);
-            registry::remove_leftovers(self.library, name);
-        }
-        let _ = std::fs::remove_dir_all(&trial_dir);
-        outcome
+        let need =
+            registry::shared_memory(self.library, self.case.shape, self.case.size, self.ctx.opts.buffer);
+        dir::check_shared_memory(&names, need).map_err(TrialError::Failed)?;
+        // Written before any child starts, removed when this drops: the children are gone by
+        // then (`run_in`'s `Children` is dropped first), whatever ended the trial.
+        let _files =
+            dir::TrialFiles::create(trial_dir.clone(), dir::Manifest { library: self.library.into(), names })
+                .map_err(TrialError::Failed)?;
+        self.run_in(&trial_dir)
     }
 
     /// The trial's name, unique to the run: adapters name their channels and files after it.
@@ -306,6 +304,15 @@ impl Trial<'_> {
         };
         let p = &children.procs[cause];
         let mut reason = format!("{} {} {when}{}", p.label(), describe(status), p.stderr_tail());
+        if status.signal() == Some(libc::SIGBUS) {
+            // What a mapping of shared memory that could not be backed gets on its first touch.
+            let free =
+                crate::machine::free_space(Path::new("/dev/shm")).map_or("?".into(), crate::format::bytes);
+            reason.push_str(&format!(
+                " (SIGBUS: shared memory it mapped could not be backed: /dev/shm has {free} free, the case \
+                 needs more; make /dev/shm larger)"
+            ));
+        }
         for &(j, s) in ended.iter().filter(|(j, _)| *j != cause) {
             let q = &children.procs[j];
             reason.push_str(&format!("; then {} {}{}", q.label(), describe(s), q.stderr_tail()));

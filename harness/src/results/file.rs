@@ -1,0 +1,187 @@
+//! The results file on disk: read (only a regular file, and only so much of it), written whole
+//! or not at all, its name reserved so that two runs never share one, and locked for as long as
+//! the run that writes it lives.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::{Document, SCHEMA_VERSION};
+
+/// The most of a file `load` reads: ten times the largest results file a default run and sweep
+/// write here (9 MB and 4.5 MB), and far less than would exhaust memory.
+pub const LARGEST: u64 = 256 << 20;
+
+/// Reads a results file; what is not a regular file (a FIFO, a device), a file larger than
+/// `LARGEST`, a file cut short, another schema version or another kind of file is refused with
+/// what it is.
+pub fn load(path: &Path) -> Result<Document> {
+    let text = read_capped(path)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!("{} is not JSON ({e}): a results file that was cut short or edited by hand?", path.display())
+    })?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        None => bail!("{} has no schema_version: it is not an ipcbench results file", path.display()),
+        Some(v) if v != u64::from(SCHEMA_VERSION) => bail!(
+            "{} has schema version {v}; this ipcbench reads version {SCHEMA_VERSION} (use the ipcbench that wrote it)",
+            path.display()
+        ),
+        Some(_) => {}
+    }
+    serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))
+}
+
+/// The text of `path`, a regular file (a symlink to one is followed) of at most `LARGEST` bytes.
+fn read_capped(path: &Path) -> Result<String> {
+    // Opened without blocking: a FIFO with no writer would otherwise hang here.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let meta = file.metadata().with_context(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "{} is not a regular file ({}): give a results file written by ipcbench run",
+            path.display(),
+            kind(&meta)
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(LARGEST + 1).read_to_end(&mut bytes).with_context(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > LARGEST {
+        bail!(
+            "{} is larger than {} MiB, more than any results file: it is not one (or give a smaller one)",
+            path.display(),
+            LARGEST >> 20
+        );
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow!("{} is not text: it is not an ipcbench results file", path.display()))
+}
+
+fn kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    match () {
+        _ if t.is_dir() => "a directory",
+        _ if t.is_fifo() => "a FIFO",
+        _ if t.is_char_device() => "a character device",
+        _ if t.is_block_device() => "a block device",
+        _ if t.is_socket() => "a socket",
+        _ => "not a file",
+    }
+}
+
+/// Writes the document to `path` so that a reader (or a crash, or a SIGKILL) only ever sees a
+/// whole file: write a sibling of this process's own, flush it to disk, rename it over, flush
+/// the folder. When it cannot (the folder is full), the file stays as it was, the sibling is
+/// removed, and the error names the folder and its free space.
+pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    let text = serde_json::to_string_pretty(doc)?;
+    let written = File::create(&tmp).and_then(|mut f| {
+        f.write_all(text.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        let dir = folder(path);
+        return Err(anyhow!(
+            "writing the results to {}: {e}; {} has {} free, the file needs about {}; {} is as it was last written",
+            tmp.display(),
+            dir.display(),
+            crate::machine::free_space(dir).map_or_else(|| "an unknown amount".into(), crate::format::bytes),
+            crate::format::bytes(text.len() as u64 + 1),
+            path.display()
+        ));
+    }
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()));
+    }
+    File::open(folder(path))
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("flushing {}", folder(path).display()))
+}
+
+fn folder(path: &Path) -> &Path {
+    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// The partial copies of `path` that writers killed mid-write left beside it.
+pub fn remove_partial_copies(path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return };
+    let prefix = format!("{name}.tmp");
+    if let Ok(entries) = fs::read_dir(folder(path)) {
+        for e in entries.flatten() {
+            if e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// A new results file's name in `dir`, `<stem>.json` or, when that is taken, `<stem>-2.json`
+/// and so on, made exclusively (`O_EXCL`): two runs started in the same second into one folder
+/// get two files, never one.
+pub fn reserve(dir: &Path, stem: &str) -> Result<PathBuf> {
+    for n in 1..10_000 {
+        let path = dir.join(if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") });
+        match OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path) {
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("creating the results file {}", path.display())),
+        }
+    }
+    bail!("{} holds 10000 results files named {stem}*: choose another --out", dir.display())
+}
+
+/// The lock of a results file (`.<name>.lock` beside it), held by the run that writes it for as
+/// long as it lives: a second driver (`--resume` of a file still being written) is refused, and
+/// a killed driver's lock is free again at once. Removed when the run ends.
+pub struct Lock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Lock {
+    pub fn take(results: &Path) -> Result<Lock> {
+        let name = results.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
+        let path = folder(results).join(format!(".{name}.lock"));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .with_context(|| format!("opening the lock {}", path.display()))?;
+        // SAFETY: flock on a descriptor we own; released when it closes or the process ends.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            bail!(
+                "{} is being written by a run that is still alive (pid {}): let it finish, or stop it \
+                 (Ctrl-C or SIGTERM), then resume",
+                results.display(),
+                holder.trim()
+            );
+        }
+        file.set_len(0)?;
+        write!(file, "{}", std::process::id())?;
+        Ok(Lock { path, _file: file })
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
