@@ -262,9 +262,9 @@ mod tests {
             let refused = RESUME_REFUSES.contains(&id);
             assert_ne!(refused, RESUME_HONOURS.contains(&id), "{id}: refused or honoured, and only one");
             let mut line = vec!["ipcbench".to_string(), "run".into(), "--resume".into(), "r.json".into()];
-            match arg.get_long() {
-                Some(long) => line.push(format!("--{long}")),
-                None => {} // the positional cases
+            // The positional cases have no long name.
+            if let Some(long) = arg.get_long() {
+                line.push(format!("--{long}"));
             }
             if arg.get_action().takes_values() {
                 line.push(if id == "cases" { "stream/16B" } else { "1" }.into());

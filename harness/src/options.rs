@@ -219,7 +219,7 @@ impl Measure {
             order: Order::parse(&order)
                 .ok_or_else(|| anyhow!("--order {order:?}: sequential or interleaved"))?,
             buffer: buffer
-                .map(|b| matrix::parse_size(&b).map_err(|e| anyhow!("--buffer: {e}")))
+                .map(|b| matrix::parse_bytes(&b).map_err(|e| anyhow!("--buffer: {e}")))
                 .transpose()?,
             connects,
             pin: pin
@@ -236,6 +236,7 @@ impl Measure {
     /// `run --resume FILE`: the file's own settings, cases and libraries, checked against this
     /// binary and this machine; from the command line only what does not change a figure.
     pub fn resume(self, path: PathBuf) -> Result<(Options, Resume)> {
+        std::fs::symlink_metadata(&path).with_context(|| format!("--resume: reading {}", path.display()))?;
         // Taken first: a file a live run is still writing is not read, let alone rewritten.
         let lock = results::Lock::take(&path).context("--resume")?;
         let doc = results::load(&path).context("--resume")?;

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::{
-    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Side,
-    Support, Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape,
+    Side, Support, Tx, Unsupported, retry_until,
 };
 
 unsafe extern "C" {
@@ -81,6 +81,13 @@ impl Library for Boost {
     type Consumer = Receiver;
     type Client = Unsupported;
     type Server = Unsupported;
+
+    /// A queue each way: `max_num_msg` slots of the message size and a few words of index each.
+    fn shared_memory(shape: Shape, size: usize, buffer: Option<usize>) -> u64 {
+        let depth = buffer.map_or(DEPTH, |b| (b / size.max(1)).max(1));
+        let queues = if shape == Shape::RoundTrip { 2 } else { 1 };
+        queues * (depth * (size + 32)) as u64
+    }
 
     fn info() -> LibraryInfo {
         let one_reader = "a message_queue hands each message to one receiver";
@@ -405,7 +412,6 @@ impl Rx for Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipcbench_api::Shape;
     use ipcbench_api::testing::{self, Scratch};
     use std::path::Path;
 

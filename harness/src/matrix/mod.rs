@@ -263,6 +263,13 @@ fn check_sizes(sizes: &[usize]) -> Result<()> {
 
 /// A size as a user writes it: `4096`, `4096B`, `4KiB`, `1MiB`.
 pub fn parse_size(text: &str) -> Result<usize> {
+    let size = parse_bytes(text)?;
+    check_sizes(&[size])?;
+    Ok(size)
+}
+
+/// A count of bytes as written on the command line (4096, 4096B, 4KiB, 1MiB), any size.
+pub fn parse_bytes(text: &str) -> Result<usize> {
     let t = text.trim();
     let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
         Some(i) => t.split_at(i),
@@ -277,9 +284,7 @@ pub fn parse_size(text: &str) -> Result<usize> {
     let n: usize = digits
         .parse()
         .map_err(|_| anyhow::anyhow!("size {text:?}: write bytes as 4096, 4096B, 4KiB or 1MiB"))?;
-    let size = n.checked_mul(scale).ok_or_else(|| anyhow::anyhow!("size {text:?} is too large"))?;
-    check_sizes(&[size])?;
-    Ok(size)
+    n.checked_mul(scale).ok_or_else(|| anyhow::anyhow!("size {text:?} is too large"))
 }
 
 /// A size sweep's default sizes, as ipc-bench sweeps them: 8 B to 64 KiB, powers of two.

@@ -185,3 +185,69 @@ impl Drop for Lock {
         let _ = fs::remove_file(&self.path);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ipcbench-file-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Two runs started in the same second into one folder get two files; a file already
+    /// there is never taken.
+    #[test]
+    fn a_name_is_reserved_once() {
+        let dir = scratch("reserve");
+        fs::write(dir.join("run-x.json"), "theirs").unwrap();
+        let a = reserve(&dir, "run-x").unwrap();
+        let b = reserve(&dir, "run-x").unwrap();
+        assert_eq!(
+            (a.file_name().unwrap(), b.file_name().unwrap()),
+            ("run-x-2.json".as_ref(), "run-x-3.json".as_ref())
+        );
+        assert_eq!(fs::read_to_string(dir.join("run-x.json")).unwrap(), "theirs");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A results file is locked once: a second taker (another driver, or a resume) is refused
+    /// with the holder's pid; the lock is gone when its run ends, and a symlink is never followed.
+    #[test]
+    fn a_results_file_is_locked_by_one_run_at_a_time() {
+        let dir = scratch("lock");
+        let file = dir.join("run-y.json");
+        let held = Lock::take(&file).unwrap();
+        let again = Lock::take(&file).err().expect("a second lock is refused").to_string();
+        assert!(again.contains(&format!("still alive (pid {})", std::process::id())), "{again}");
+        drop(held);
+        assert!(!dir.join(".run-y.json.lock").exists(), "the lock goes with its run");
+        drop(Lock::take(&file).unwrap());
+        std::os::unix::fs::symlink("/nonexistent-target", dir.join(".run-z.json.lock")).unwrap();
+        let through = Lock::take(&dir.join("run-z.json")).err().expect("a symlinked lock is refused");
+        assert!(format!("{through:#}").contains("opening the lock"), "{through:#}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// What is not a regular file is refused at once (a FIFO with no writer would hang a read),
+    /// and a file larger than any results file is not read whole.
+    #[test]
+    fn only_a_regular_file_of_a_bounded_size_is_read() {
+        let dir = scratch("read");
+        let fifo = dir.join("fifo.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = load(&fifo).unwrap_err().to_string();
+        assert!(e.contains("is not a regular file (a FIFO)"), "{e}");
+        let e = load(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("(a character device)"), "{e}");
+        let big = dir.join("big.json");
+        File::create(&big).unwrap().set_len(LARGEST + 1).unwrap();
+        let e = load(&big).unwrap_err().to_string();
+        assert!(e.contains("is larger than 256 MiB"), "{e}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

@@ -100,7 +100,8 @@ impl Proc {
             });
         }
         let (role, index) = (args.role, args.index);
-        let mut child = cmd.spawn().map_err(|e| format!("starting {} {index}: {e}", role.as_str()))?;
+        let mut child =
+            cmd.spawn().map_err(|e| format!("starting {} {index}: {e}{}", role.as_str(), limit_hint(&e)))?;
         if verbose {
             eprintln!("    spawned {} {index} pid {}", role.as_str(), child.id());
         }
@@ -136,8 +137,9 @@ impl Proc {
             let _ = proc.child.kill();
             let _ = proc.child.wait();
             return Err(format!(
-                "starting a thread to read {}'s output: {e} (the machine's limit of threads or processes?)",
-                proc.label()
+                "starting a thread to read {}'s output: {e}{}",
+                proc.label(),
+                limit_hint(&e)
             ));
         }
         Ok(proc)
@@ -175,6 +177,25 @@ impl Proc {
         let before =
             if cut > 0 { format!("(its first {} cut) ", crate::format::bytes(cut)) } else { String::new() };
         format!(": {before}{}", text[start..].replace('\n', " | "))
+    }
+}
+
+/// Which limit of this process an error of starting a process or thread ran into, in words.
+fn limit_hint(e: &std::io::Error) -> String {
+    let limit = |resource| {
+        // SAFETY: getrlimit fills the struct it is given.
+        let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrlimit(resource, &mut r) } == 0 { r.rlim_cur.to_string() } else { "?".into() }
+    };
+    match e.raw_os_error() {
+        Some(libc::EMFILE) => {
+            format!(" (the open-file limit, ulimit -n, is {}: raise it)", limit(libc::RLIMIT_NOFILE))
+        }
+        Some(libc::EAGAIN) => format!(
+            " (the limit of processes and threads was reached: ulimit -u is {}, and a cgroup's pids.max may be lower)",
+            limit(libc::RLIMIT_NPROC)
+        ),
+        _ => String::new(),
     }
 }
 
@@ -254,5 +275,37 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGSTOP => "SIGSTOP",
         libc::SIGCONT => "SIGCONT",
         _ => "a signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that writes without end costs the driver a bounded buffer, and says how much it
+    /// cut; its last words are kept.
+    #[test]
+    fn an_endless_stderr_is_kept_to_its_end_and_says_what_was_cut() {
+        let mut kept = Kept::default();
+        let chunk = vec![b'x'; 4096];
+        for _ in 0..2560 {
+            kept.push(&chunk);
+        }
+        kept.push(b"the last words");
+        assert!(kept.bytes.len() <= 2 * STDERR_KEPT, "{} bytes kept", kept.bytes.len());
+        assert_eq!(kept.cut + kept.bytes.len() as u64, 2560 * 4096 + 14);
+        assert!(kept.bytes.ends_with(b"the last words"));
+    }
+
+    /// A line without end is cut at the longest a line may be, and the next line reads whole.
+    #[test]
+    fn a_line_without_end_is_cut_and_the_next_one_is_whole() {
+        let mut text = vec![b'y'; LONGEST_LINE as usize + 5000];
+        text.extend_from_slice(b"\nresult {}\n");
+        let mut reader = BufReader::new(&text[..]);
+        let cut = read_line(&mut reader).unwrap();
+        assert!(cut.len() < 300 && cut.ends_with("MiB, cut)"), "{}", &cut[cut.len() - 60..]);
+        assert_eq!(read_line(&mut reader).as_deref(), Some("result {}"));
+        assert_eq!(read_line(&mut reader), None);
     }
 }

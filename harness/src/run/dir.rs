@@ -11,6 +11,12 @@ use anyhow::{Context, Result};
 
 use crate::registry;
 
+/// The longest path a Unix socket may have (`sun_path` less its NUL).
+const SUN_PATH: usize = 107;
+/// The most a trial adds to the run directory's path for a socket: `/t<trial>/` and the
+/// adapter's file name (`Setup::socket_path`: `zmq-subscriber3`, `server.sock`, ...).
+const LONGEST_SOCKET_TAIL: usize = 9 + 25;
+
 /// This run's directory of sockets and files, and the lock that says it is alive; removed when
 /// the run ends, however it ends (a SIGKILL aside: then the next run removes it).
 pub struct RunDir {
@@ -26,6 +32,15 @@ impl RunDir {
         // Short: a Unix socket's path must fit in 108 bytes.
         let tag = format!("ipcb{}", std::process::id());
         let path = std::env::temp_dir().join(&tag);
+        // A trial's sockets are `<this>/t<N>/<trial name>...`: refused here, not trial by trial.
+        let longest = path.as_os_str().len() + LONGEST_SOCKET_TAIL;
+        if longest > SUN_PATH {
+            anyhow::bail!(
+                "the run's sockets would have paths of up to {longest} bytes under {}, and a Unix socket's \
+                 path holds at most {SUN_PATH}: set TMPDIR to a shorter folder (such as /tmp)",
+                std::env::temp_dir().display()
+            );
+        }
         if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&path) {
             let what = match std::fs::symlink_metadata(&path) {
                 Ok(m) if m.file_type().is_symlink() => "a symlink is there",
@@ -33,7 +48,8 @@ impl RunDir {
                 Err(_) => "",
             };
             anyhow::bail!(
-                "creating this run's directory {}: {e}{}{what}; a run's directory is made new, never reused:                  remove it, or set TMPDIR to another folder",
+                "creating this run's directory {}: {e}{}{what}; a run's directory is made new, never reused: \
+                 remove it, or set TMPDIR to another folder",
                 path.display(),
                 if what.is_empty() { "" } else { ": " }
             );
@@ -234,7 +250,8 @@ fn shm_objects(name: &str) -> Vec<std::fs::DirEntry> {
 pub fn check_shared_memory(names: &[String], need: u64) -> Result<(), String> {
     if let Some(taken) = names.iter().flat_map(|n| shm_objects(n)).next() {
         return Err(format!(
-            "{} is there before the trial began: a stale or foreign object of this trial's name, not used;              remove it if it is yours",
+            "{} is there before the trial began: a stale or foreign object of this trial's name, not used; \
+             remove it if it is yours",
             taken.path().display()
         ));
     }
@@ -242,7 +259,8 @@ pub fn check_shared_memory(names: &[String], need: u64) -> Result<(), String> {
         && need > free
     {
         return Err(format!(
-            "/dev/shm has {} free, the case needs about {}: make it larger (mount -o remount,size=... /dev/shm)              or leave this library's case out",
+            "/dev/shm has {} free, the case needs about {}: make it larger (mount -o remount,size=... /dev/shm) \
+             or leave this library's case out",
             crate::format::bytes(free),
             crate::format::bytes(need)
         ));

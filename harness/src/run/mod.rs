@@ -44,6 +44,9 @@ pub enum Outcome {
 }
 
 pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)> {
+    if opts.out.exists() && !opts.out.is_dir() {
+        anyhow::bail!("--out {} is a file, not a folder: name a folder for the results", opts.out.display());
+    }
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();

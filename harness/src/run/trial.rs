@@ -21,6 +21,9 @@ use crate::results::{RoleReport, RunRecord};
 use crate::role::connect::attempt_name;
 use crate::role::{ChildArgs, message};
 
+/// How a reason marks a process the kernel shows stopped.
+const STOPPED: &str = " (stopped: SIGSTOP or a debugger)";
+
 /// Why a trial gave no figures.
 pub enum TrialError {
     Interrupted,
@@ -263,7 +266,7 @@ impl Trial<'_> {
                     Stage::Running => p.report.is_none(),
                 })
                 .map(|p| {
-                    let stopped = if p.stopped() { " (stopped: SIGSTOP or a debugger)" } else { "" };
+                    let stopped = if p.stopped() { STOPPED } else { "" };
                     format!("{}{stopped}{}", p.label(), p.stderr_tail())
                 })
                 .collect();
@@ -316,6 +319,12 @@ impl Trial<'_> {
         for &(j, s) in ended.iter().filter(|(j, _)| *j != cause) {
             let q = &children.procs[j];
             reason.push_str(&format!("; then {} {}{}", q.label(), describe(s), q.stderr_tail()));
+        }
+        // A peer that gave up on a stopped process: the stopped one is the cause to name.
+        for (j, q) in children.procs.iter().enumerate() {
+            if !ended.iter().any(|&(e, _)| e == j) && q.stopped() {
+                reason.push_str(&format!("; {}{STOPPED} was not answering", q.label()));
+            }
         }
         TrialError::Failed(reason)
     }

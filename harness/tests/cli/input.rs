@@ -23,7 +23,10 @@ fn bad_input_is_refused_with_a_clear_message() {
         &["run", "--duration", "1 fortnight", "--out", o],
         &["--duration \"1 fortnight\" is not a duration"],
     );
-    assert_refused(&["run", "--duration", "0s", "--out", o], &["longer than zero"]);
+    assert_refused(
+        &["run", "--duration", "0s", "--out", o],
+        &["too short a window to measure; give at least 10ms"],
+    );
     assert_refused(&["run", "--warmup", "abc", "--out", o], &["--warmup \"abc\""]);
     assert_refused(&["sweep", "--sizes", "4,16", "--out", o], &["--sizes", "message size 4", "from 8 bytes"]);
     assert_refused(&["sweep", "--sizes", "4kb", "--out", o], &["--sizes", "4KiB"]);
@@ -99,4 +102,86 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
         assert!(c["wake_up_us"]["median_us"].as_f64().unwrap() > 0.0, "{c}");
     }
     t.nothing_left(pid);
+}
+
+/// The table of docs/FAULTS.md's "Bad input", row by row: each command exits 2 within 10 s,
+/// says every quoted fragment, never panics, and starts no run.
+#[test]
+fn bad_input_from_faults_md_is_refused() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/FAULTS.md")).unwrap();
+    let table = doc.split("\n## Bad input\n").nth(1).expect("FAULTS.md has a Bad input section");
+    let table = table.split("\n## ").next().unwrap();
+    let fixtures = out_dir("bad-input-fixtures");
+    std::fs::create_dir_all(&fixtures).unwrap();
+    let at = |name: &str| fixtures.join(name).to_str().unwrap().to_string();
+    let fifo = std::ffi::CString::new(at("fifo")).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::os::unix::fs::symlink("/dev/zero", at("zero")).unwrap();
+    std::fs::create_dir(at("dir")).unwrap();
+    std::fs::write(at("empty"), "").unwrap();
+    std::fs::write(at("text"), "hello\n").unwrap();
+    std::fs::write(at("other.json"), "{\"a\": 1}").unwrap();
+    std::fs::write(at("v99.json"), "{\"schema_version\": 99}").unwrap();
+    std::fs::write(at("binary"), [0xff, 0xfe, 0x00, 0x80, 0xc3]).unwrap();
+    std::fs::File::create(at("huge")).unwrap().set_len(300 << 20).unwrap();
+    let long = fixtures.join("l".repeat(100));
+    std::fs::create_dir(&long).unwrap();
+    let vars = [
+        ("$FIFO", at("fifo")),
+        ("$ZERO", at("zero")),
+        ("$DIR", at("dir")),
+        ("$EMPTY", at("empty")),
+        ("$TEXT", at("text")),
+        ("$OTHER", at("other.json")),
+        ("$V99", at("v99.json")),
+        ("$BINARY", at("binary")),
+        ("$HUGE", at("huge")),
+        ("$OUT", at("out")),
+        ("$LONG", long.to_str().unwrap().to_string()),
+    ];
+    let mut rows = 0;
+    for line in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let command = cells[0].trim_start_matches("| ").trim_matches('`');
+        let expect: Vec<&str> = cells[1].split('`').skip(1).step_by(2).collect();
+        assert!(!expect.is_empty(), "{line}: no fragment to look for");
+        let mut words: Vec<String> = command
+            .split(' ')
+            .map(|w| {
+                let w = if w == "\"\"" { "" } else { w };
+                vars.iter().fold(w.to_string(), |w, (k, v)| w.replace(k, v))
+            })
+            .collect();
+        let mut c = bin();
+        while words[0].contains('=') {
+            let w = words.remove(0);
+            let (k, v) = w.split_once('=').unwrap();
+            c.env(k, v);
+        }
+        assert_eq!(words.remove(0), "ipcbench", "{line}");
+        let mut child = c.args(&words).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{command}: still running after 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{command}: {stderr}");
+        for e in &expect {
+            let e = vars.iter().fold(e.to_string(), |e, (k, v)| e.replace(k, v));
+            assert!(stderr.contains(&e), "{command}: {e:?} not in {stderr}");
+        }
+        let started = std::fs::read_dir(at("out")).map_or(0, |d| d.count());
+        assert_eq!(started, 0, "{command}: a run was started");
+        rows += 1;
+    }
+    assert!(rows >= 50, "{rows} rows read");
+    let _ = std::fs::remove_dir_all(&fixtures);
 }

@@ -143,18 +143,51 @@ fn assert_nothing_left(driver_pid: u32, shm_before: &[String]) {
     let after = shm_entries();
     let new: Vec<&String> = after.iter().filter(|e| !shm_before.contains(e)).collect();
     assert!(new.is_empty(), "/dev/shm gained {new:?}");
-    // POSIX queues, which no folder lists here: every name the run's trials may have used.
-    for trial in 1..=1000 {
-        for name in ipcbench_posix_mq::names(&format!("ipcb{driver_pid}t{trial}")) {
-            let c = std::ffi::CString::new(name.clone()).unwrap();
-            // SAFETY: a NUL-terminated name; a descriptor, if one is returned, is closed.
-            let mqd = unsafe { libc::mq_open(c.as_ptr(), libc::O_RDONLY) };
-            if mqd != -1 {
-                unsafe { libc::mq_close(mqd) };
+    // POSIX queues: every queue of the run, whatever its name, where the queues can be listed.
+    let tag = format!("ipcb{driver_pid}t");
+    match posix_queues() {
+        Some(queues) => {
+            let left: Vec<&String> = queues.iter().filter(|q| q.starts_with(&tag)).collect();
+            assert!(left.is_empty(), "POSIX queues outlived the run: {left:?}");
+        }
+        // Not root: every name the run's trials (and a connect case's attempts) may have used.
+        None => {
+            let attempts = (0..64).map(|k| format!("-c{k}")).chain([String::new()]);
+            let suffixes: Vec<String> = attempts.collect();
+            for trial in 1..=1000 {
+                for suffix in &suffixes {
+                    for name in ipcbench_posix_mq::names(&format!("{tag}{trial}{suffix}")) {
+                        let c = std::ffi::CString::new(name.clone()).unwrap();
+                        // SAFETY: a NUL-terminated name; a descriptor, if one is returned, is closed.
+                        let mqd = unsafe { libc::mq_open(c.as_ptr(), libc::O_RDONLY) };
+                        if mqd != -1 {
+                            unsafe { libc::mq_close(mqd) };
+                        }
+                        assert_eq!(mqd, -1, "the POSIX queue {name} outlived the run");
+                    }
+                }
             }
-            assert_eq!(mqd, -1, "the POSIX queue {name} outlived the run");
         }
     }
+}
+
+/// Every POSIX queue of this machine's IPC namespace, by name: the queue file system mounted
+/// in a mount namespace of its own (as root; None where it cannot be).
+fn posix_queues() -> Option<Vec<String>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let at = std::env::temp_dir().join(format!("ipcbench-test-{}-mqueue", std::process::id()));
+    std::fs::create_dir_all(&at).ok()?;
+    let listed = Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount -t mqueue none \"$0\" && ls -1 \"$0\""])
+        .arg(&at)
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let _ = std::fs::remove_dir(&at);
+    Some(String::from_utf8_lossy(&listed?.stdout).lines().map(String::from).collect())
 }
 
 fn results_of<'a>(doc: &'a Value, case: &str, lib: &str) -> &'a Value {
@@ -212,18 +245,18 @@ fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Value) {
 
 /// `ipcbench <args>` with short windows into `out`: the driver's pid, its output, the JSON.
 fn short(out: &Path, args: &[&str]) -> (u32, Output, Value) {
-    let child = bin()
-        .args(args)
-        .args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out"])
-        .arg(out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut c = bin();
+    c.args(args).args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out"]).arg(out);
+    let (pid, output) = to_the_end(&mut c);
+    (pid, output, the_json(out))
+}
+
+/// Runs `c` to its end with its output kept: its pid (the driver's, for the leftover checks) and
+/// its output.
+fn to_the_end(c: &mut Command) -> (u32, Output) {
+    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
-    let output = child.wait_with_output().unwrap();
-    let doc = the_json(out);
-    (pid, output, doc)
+    (pid, child.wait_with_output().unwrap())
 }
 
 fn assert_refused(args: &[&str], expect: &[&str]) {
@@ -270,6 +303,31 @@ impl RunTest {
     }
 }
 
+/// `sh -c script` in a mount namespace of its own (as root `unshare -m`, else in a user
+/// namespace), so that what it mounts (a small tmpfs over /dev/shm or a results folder, an empty
+/// one over target/) goes with it and the machine's own is never touched. In the script `$0` is
+/// `program` and `"$@"` the arguments: `exec "$0" "$@"` keeps the shell's pid, which is
+/// `unshare`'s, for the driver.
+fn in_private_mounts(script: &str, program: &Path, args: &[&str]) -> Command {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut c = Command::new("unshare");
+    c.args(if root { &["-m"][..] } else { &["-r", "-m"][..] })
+        .args(["sh", "-c", script])
+        .arg(program)
+        .args(args)
+        .env("COLUMNS", "10000");
+    c
+}
+
+/// `ipcbench args`, started by a shell that first runs `prelude`, in which `$$` is the
+/// driver's pid (the shell then becomes the driver).
+fn after_prelude(prelude: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("sh");
+    c.args(["-c", &format!("{prelude} && exec \"$0\" \"$@\"")]).arg(BIN).args(args).env("COLUMNS", "10000");
+    c
+}
+
 /// Starts `ipcbench <args> --out <out>` with its standard error piped.
 fn start(args: &[&str], out: &Path) -> std::process::Child {
     bin().args(args).arg("--out").arg(out).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
@@ -298,3 +356,4 @@ mod matrix;
 mod package;
 mod report;
 mod runs;
+mod safety;

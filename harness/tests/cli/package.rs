@@ -8,18 +8,18 @@ fn target_dir() -> PathBuf {
     Path::new(BIN).parent().and_then(Path::parent).expect("the binary is in target/<profile>/").to_path_buf()
 }
 
-/// `program args` in a mount namespace of its own where an empty tmpfs lies over `target/`, so
-/// that nothing of the build can be loaded (as root `unshare -m`; else in a user namespace).
+/// `program args` where an empty tmpfs lies over `target/`, so that nothing of the build can be
+/// loaded.
 fn without_target(program: &Path, args: &[&str]) -> Command {
-    let root = unsafe { libc::geteuid() } == 0;
-    let mut c = Command::new("unshare");
-    c.args(if root { &["-m"][..] } else { &["-r", "-m"][..] })
-        .args(["sh", "-c", "mount -t tmpfs -o size=1m none \"$0\" && exec \"$@\""])
-        .arg(target_dir())
-        .arg(program)
-        .args(args)
-        .env("COLUMNS", "10000");
-    c
+    let mut all = vec![target_dir().to_str().unwrap().to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    // The first argument is the folder to hide; the rest are the program's.
+    in_private_mounts(
+        "t=$1; shift; mount -t tmpfs -o size=1m none \"$t\" && exec \"$0\" \"$@\"",
+        program,
+        &all,
+    )
 }
 
 #[test]
@@ -67,29 +67,25 @@ fn the_packaged_archive_runs_from_an_empty_folder_with_target_out_of_reach() {
 
     // One short case, children and all, from the unpacked binary alone.
     let results = t.out.join("results");
-    let run = without_target(
-        &exe,
-        &[
-            "run",
-            "stream-rtt/16B",
-            "--lib",
-            "fastipc,uds",
-            "--runs",
-            "1",
-            "--duration",
-            "60ms",
-            "--warmup",
-            "20ms",
-        ],
-    )
-    .arg("--out")
-    .arg(&results)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let pid = run.id();
-    let output = run.wait_with_output().unwrap();
+    let (pid, output) = to_the_end(
+        without_target(
+            &exe,
+            &[
+                "run",
+                "stream-rtt/16B",
+                "--lib",
+                "fastipc,uds",
+                "--runs",
+                "1",
+                "--duration",
+                "60ms",
+                "--warmup",
+                "20ms",
+            ],
+        )
+        .arg("--out")
+        .arg(&results),
+    );
     assert!(output.status.success(), "a run from the archive: {}", String::from_utf8_lossy(&output.stderr));
     let doc = the_json(&results);
     for lib in ["fastipc", "uds"] {

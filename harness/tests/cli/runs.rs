@@ -74,7 +74,10 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     let output = resumed.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{text}");
-    assert!(text.contains(&format!("killed before they could clean up left (pid {pid})")), "{text}");
+    // It says what it removed, the killed run's directory last.
+    let run_dir = std::env::temp_dir().join(format!("ipcb{pid}"));
+    let said = format!("killed before they could clean up left (pid {pid}): ");
+    assert!(text.contains(&said) && text.contains(&format!("{}", run_dir.display())), "{text}");
     assert!(text.contains(&format!("resuming: {done} of 10 done before")), "{text}");
     let doc = the_json(&t.out);
     assert_eq!(doc["status"], "complete");
@@ -360,6 +363,9 @@ fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
     });
     assert!(r["runs_taken"] == 3 || first_three_wide, "{r}");
     t.nothing_left(pid);
-    assert_refused(&words("run stream/16B --runs auto --max-runs 2"), &["--max-runs \"2\"", "from 3 to 100"]);
+    assert_refused(
+        &words("run stream/16B --runs auto --max-runs 2"),
+        &["--max-runs 2: a whole number from 3 to 100"],
+    );
     assert_refused(&words("run stream/16B --runs many"), &["--runs \"many\"", "or auto"]);
 }
