@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -137,7 +137,13 @@ pub struct Stale {
 /// (`t<N>`), exactly what its manifest names, then the run's directory.
 pub fn remove_stale() -> Vec<Stale> {
     let mut stale = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
     for f in others(true).into_iter().filter(|f| !f.alive) {
+        // Another user's directory is theirs to clean, and what it names is not trusted.
+        if std::fs::symlink_metadata(&f.path).map_or(true, |m| m.uid() != me) {
+            continue;
+        }
         let mut removed = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&f.path) {
             for trial in entries.flatten() {
@@ -148,7 +154,10 @@ pub fn remove_stale() -> Vec<Stale> {
                     .is_some_and(|n| n.parse::<u64>().is_ok());
                 // A trial without a manifest died before it started a child: nothing of it is
                 // anywhere but its folder.
-                if let Some(m) = is_trial.then(|| Manifest::read(&trial.path())).flatten() {
+                if let Some(mut m) = is_trial.then(|| Manifest::read(&trial.path())).flatten() {
+                    // Only names of that run's own form: a manifest never widens what is removed.
+                    let own = format!("ipcb{}t", f.pid);
+                    m.names.retain(|n| n.starts_with(&own));
                     removed.extend(m.remove());
                 }
             }
