@@ -334,6 +334,21 @@ fn start(args: &[&str], out: &Path) -> std::process::Child {
     bin().args(args).arg("--out").arg(out).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
+/// A driver started as `start` does, once its standard error has said `text`: the process, its
+/// pid, and the rest of its standard error, to read on (kept open until the driver ends: a
+/// driver whose standard error is closed cannot say what it does).
+fn start_until(
+    args: &[&str],
+    out: &Path,
+    text: &str,
+) -> (std::process::Child, u32, BufReader<std::process::ChildStderr>) {
+    let mut driver = start(args, out);
+    let pid = driver.id();
+    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
+    read_until(&mut stderr, text);
+    (driver, pid, stderr)
+}
+
 /// Reads the driver's standard error until a line holds `text`; returns everything read.
 fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
     let mut all = String::new();

@@ -11,15 +11,10 @@ fn target_dir() -> PathBuf {
 /// `program args` where an empty tmpfs lies over `target/`, so that nothing of the build can be
 /// loaded.
 fn without_target(program: &Path, args: &[&str]) -> Command {
-    let mut all = vec![target_dir().to_str().unwrap().to_string()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    // The first argument is the folder to hide; the rest are the program's.
-    in_private_mounts(
-        "t=$1; shift; mount -t tmpfs -o size=1m none \"$t\" && exec \"$0\" \"$@\"",
-        program,
-        &all,
-    )
+    let mut c =
+        in_private_mounts("mount -t tmpfs -o size=1m none \"$HIDE\" && exec \"$0\" \"$@\"", program, args);
+    c.env("HIDE", target_dir());
+    c
 }
 
 #[test]

@@ -7,11 +7,8 @@ use super::*;
 fn interrupt_the_driver(signal: i32) {
     let t = RunTest::new(&format!("interrupt{signal}"));
     let args = words("run stream/16B stream-rtt/16B --lib iceoryx2 --runs 1 --warmup 50ms --duration 300ms");
-    let mut driver = start(&args, &t.out);
-    let pid = driver.id();
-    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
     // The first case's line says it is done; then the second one is under way.
-    read_until(&mut stderr, "[1/2]");
+    let (mut driver, pid, _stderr) = start_until(&args, &t.out, "[1/2]");
     std::thread::sleep(Duration::from_millis(150));
     // SAFETY: the driver's pid, which this test started.
     unsafe { libc::kill(pid as i32, signal) };
@@ -43,10 +40,7 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     let args = words(
         "run stream/16B stream-rtt/16B --lib fastipc,uds,pipe,posix-mq,iceoryx2 --runs 1 --warmup 30ms --duration 120ms",
     );
-    let mut driver = start(&args, &t.out);
-    let pid = driver.id();
-    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
-    read_until(&mut stderr, "[3/10]");
+    let (mut driver, pid, _stderr) = start_until(&args, &t.out, "[3/10]");
     // In the fourth case's trial (posix-mq: queues no folder shows), or between two.
     std::thread::sleep(Duration::from_millis(60));
     // SAFETY: the driver's pid, which this test started.
@@ -217,10 +211,7 @@ fn an_interleaved_run_interrupted_mid_round_is_resumed_whole() {
     let t = RunTest::new("interleaved-resume");
     let args =
         words("run stream/16B --lib uds,pipe --runs 3 --order interleaved --warmup 20ms --duration 60ms -v");
-    let mut driver = start(&args, &t.out);
-    let pid = driver.id();
-    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
-    read_until(&mut stderr, "stream/16B pipe waiting run 2/3");
+    let (mut driver, pid, _stderr) = start_until(&args, &t.out, "stream/16B pipe waiting run 2/3");
     // SAFETY: the driver's pid, which this test started.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     assert_eq!(driver.wait().unwrap().code(), Some(130));

@@ -17,10 +17,7 @@ fn mode(path: &Path) -> u32 {
 fn a_runs_directory_is_made_new_its_own_and_0700() {
     let t = RunTest::new("run-dir");
     let args = words("run stream/16B --lib uds --runs 1 --warmup 20ms --duration 400ms -v");
-    let mut driver = start(&args, &t.out);
-    let pid = driver.id();
-    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
-    read_until(&mut stderr, "spawned sender 0 pid");
+    let (mut driver, pid, mut stderr) = start_until(&args, &t.out, "spawned sender 0 pid");
     let dir = std::env::temp_dir().join(format!("ipcb{pid}"));
     let meta = std::fs::symlink_metadata(&dir).unwrap();
     assert!(meta.is_dir(), "{}", dir.display());
@@ -64,10 +61,7 @@ fn a_runs_directory_is_made_new_its_own_and_0700() {
 fn resume_refuses_a_live_runs_file_and_settings_the_command_line_would() {
     let t = RunTest::new("resume-live");
     let args = words("run stream/16B stream-rtt/16B --lib uds,pipe --runs 1 --warmup 20ms --duration 300ms");
-    let mut driver = start(&args, &t.out);
-    let pid = driver.id();
-    let mut stderr = BufReader::new(driver.stderr.take().unwrap());
-    read_until(&mut stderr, "results in");
+    let (mut driver, pid, _stderr) = start_until(&args, &t.out, "results in");
     let file = the_json_path(&t.out);
     let f = file.to_str().unwrap();
     assert_refused(
