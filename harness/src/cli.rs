@@ -80,7 +80,12 @@ pub enum Command {
     /// What on this machine will bend the figures, each with what to do: cores, load, CPU
     /// governor, hypervisor, idle-core wake-up (measured), /dev/shm, POSIX queue limits, the
     /// libraries built in.
-    Doctor,
+    Doctor {
+        /// Instead: the host's probe (polling and waiting floors, a system call, steal time)
+        /// once a second for this long (30s, 5m), then whether the host held still.
+        #[arg(long, value_name = "DURATION")]
+        watch: Option<String>,
+    },
     /// Rebuilds the tables, charts, CSV and HTML page from saved results files (runs nothing).
     /// Several files (several machines) merge into one report, a column per machine.
     Report {
@@ -129,7 +134,14 @@ pub fn main() -> ExitCode {
             console::out(&terminal::list(&matrix::matrix(), &libs, machine::cores()));
             ExitCode::SUCCESS
         }
-        Command::Doctor => {
+        Command::Doctor { watch: Some(text) } => match options::duration("watch", &text) {
+            Ok(d) => {
+                watch_host(d);
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
+        Command::Doctor { watch: None } => {
             let libs = match registry::select(None) {
                 Ok(l) => l,
                 Err(e) => return fail(e),
@@ -175,6 +187,23 @@ pub fn main() -> ExitCode {
             Err(e) => fail(e),
         },
     }
+}
+
+/// `doctor --watch`: a line per sample as it comes, then the verdict; Ctrl-C ends it early.
+fn watch_host(duration: std::time::Duration) {
+    let stop = || run::INTERRUPTED.store(true, Ordering::SeqCst);
+    let _ = ctrlc::set_handler(stop);
+    console::say(&format!(
+        "ipcbench doctor: the host's probe once a second for {}",
+        humantime::format_duration(duration)
+    ));
+    let samples = crate::host::watch::watch(
+        duration,
+        machine::cores(),
+        |s| console::say(&crate::host::watch::line(s)),
+        || run::INTERRUPTED.load(Ordering::SeqCst),
+    );
+    console::out(&crate::host::watch::verdict(&samples));
 }
 
 /// Runs the cases of `run` or `sweep`.

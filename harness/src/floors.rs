@@ -60,8 +60,8 @@ impl Floors {
     /// Measures all three; `cores` decides whether a polling floor can be measured.
     pub fn measure(cores: usize, sizes: &[usize]) -> Floors {
         Floors {
-            polling: (cores >= 2).then(|| bounce(Way::Spin, POLLING_TRIPS)).flatten(),
-            waiting: bounce(Way::Futex, WAITING_TRIPS),
+            polling: (cores >= 2).then(|| bounce(Way::Spin, POLLING_TRIPS, BUDGET, None)).flatten(),
+            waiting: bounce(Way::Futex, WAITING_TRIPS, BUDGET, None),
             copy: sizes.iter().map(|&size| CopyFloor { size, bytes_per_s: copy_bandwidth(size) }).collect(),
         }
     }
@@ -125,7 +125,7 @@ impl Floors {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Way {
+pub(crate) enum Way {
     Spin,
     Futex,
 }
@@ -171,8 +171,19 @@ fn store(word: &AtomicU32, value: u32, way: Way) {
 }
 
 /// Round trips of one word between this process and a forked child: the parent writes an odd
-/// value, the child answers with the next even one. None if the child cannot be made.
-fn bounce(way: Way, trips: u64) -> Option<RoundTrip> {
+/// value, the child answers with the next even one, for `trips` round trips or `budget`,
+/// whichever ends first; with `cpus`, the parent runs on the first and the child on the second
+/// (the calling thread's affinity is changed: call it from a thread of its own). None if the
+/// child cannot be made.
+pub(crate) fn bounce(
+    way: Way,
+    trips: u64,
+    budget: Duration,
+    cpus: Option<(usize, usize)>,
+) -> Option<RoundTrip> {
+    if let Some((mine, _)) = cpus {
+        pin_self(mine).ok()?;
+    }
     // SAFETY: a fresh anonymous shared mapping of one page, unmapped below; the child only
     // touches the mapping and calls async-signal-safe functions before `_exit`.
     let page = unsafe {
@@ -201,6 +212,9 @@ fn bounce(way: Way, trips: u64) -> Option<RoundTrip> {
             if libc::getppid() != parent {
                 libc::_exit(0);
             }
+            if let Some((_, theirs)) = cpus {
+                let _ = pin_self(theirs);
+            }
         }
         let mut seen = 0;
         loop {
@@ -216,7 +230,7 @@ fn bounce(way: Way, trips: u64) -> Option<RoundTrip> {
         let warmup = trips / 10;
         let mut h = histogram::recording();
         let mut last = Instant::now();
-        let deadline = last + BUDGET;
+        let deadline = last + budget;
         let mut timed = 0;
         for i in 0..warmup + trips {
             let ask = (2 * i + 1) as u32;
@@ -243,6 +257,22 @@ fn bounce(way: Way, trips: u64) -> Option<RoundTrip> {
     // SAFETY: the mapping made above; the child is gone.
     unsafe { libc::munmap(page, 4096) };
     result.flatten()
+}
+
+/// Pins the calling thread to `cpu` (async-signal-safe: one system call, for the forked child).
+fn pin_self(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is plain old data; the call takes our own thread (pid 0) and a set.
+    unsafe {
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        if libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Bytes per second one buffer copies into another at this size, over about 20 ms.

@@ -5,7 +5,7 @@
 //! `registry` (the libraries) → `run` (the driver: schedule, trials, child processes) → `role`
 //! (what each child process does, through its adapter) → `analysis` (reports → figures, medians,
 //! which figure counts) → `results` (the file) → `report` (tables, charts, CSV, HTML, and the
-//! terminal). `compare` holds two results files against each other, `noise` says how far a median could move; `machine` and `doctor` describe the machine, `floors` what it allows two processes; `fault` the faults a run may inject
+//! terminal). `compare` holds two results files against each other, `noise` says how far a median could move; `machine` and `doctor` describe the machine, `floors` what it allows two processes, `host` how it changes under a run (its probes and states); `fault` the faults a run may inject
 //! on purpose; `format` turns numbers into text; `histogram` carries latency histograms between
 //! the stages.
 
@@ -18,6 +18,7 @@ pub mod fault;
 pub mod floors;
 pub mod format;
 pub mod histogram;
+pub mod host;
 pub mod machine;
 pub mod matrix;
 pub mod noise;

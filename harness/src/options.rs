@@ -142,9 +142,10 @@ pub struct Measure {
     /// How long after the measured window a trial may take to end and report before it fails.
     #[arg(long, default_value = "10s")]
     pub(crate) grace: String,
-    /// sequential: each library's runs in turn; interleaved: run 1 of every library of a case,
-    /// then run 2, ... (A B A B), so that a drift of the machine reaches every library alike.
-    #[arg(long, default_value = "sequential")]
+    /// rounds: run 1 of every library of a case, then run 2, ..., each round's order rotated,
+    /// then extra rounds for results short of runs in the case's host state (or split in two);
+    /// interleaved: rounds in one order, no extra rounds; sequential: each library's runs in turn.
+    #[arg(long, default_value = "rounds")]
     order: String,
     /// Gives every library a queue of this many bytes of messages (64KiB, 1MiB, ...) where it
     /// lets one set its depth; without it each library runs its own defaults.
@@ -217,7 +218,7 @@ impl Measure {
             grace: duration("grace", &grace)?,
             fault: fault.as_deref().map(Fault::parse).transpose()?,
             order: Order::parse(&order)
-                .ok_or_else(|| anyhow!("--order {order:?}: sequential or interleaved"))?,
+                .ok_or_else(|| anyhow!("--order {order:?}: rounds, interleaved or sequential"))?,
             buffer: buffer
                 .map(|b| matrix::parse_bytes(&b).map_err(|e| anyhow!("--buffer: {e}")))
                 .transpose()?,
@@ -328,7 +329,7 @@ pub fn percent(flag: &str, text: &str, example: &str) -> Result<f64> {
         .ok_or_else(|| anyhow!("--{flag} {text:?}: a percentage from 0% to 100%, such as {example}"))
 }
 
-fn duration(flag: &str, text: &str) -> Result<Duration> {
+pub(crate) fn duration(flag: &str, text: &str) -> Result<Duration> {
     let d = humantime::parse_duration(text)
         .map_err(|e| anyhow!("--{flag} {text:?} is not a duration ({e}); write it as 1s, 300ms or 2m"))?;
     Ok(d)

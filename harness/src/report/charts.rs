@@ -47,6 +47,8 @@ pub enum Section {
     Spectrum(Family),
     /// Figures against message size (`sizes`).
     Sizes,
+    /// The host's probes across a run (`timeline`), under the machines table.
+    Host,
 }
 
 /// One panel: a value per (case, series), and the machine's floors drawn over the bars.
@@ -325,6 +327,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     charts.extend(super::scatter::draw(view, dir)?);
     charts.extend(super::scatter::placing(view, dir)?);
     charts.extend(super::sizes::draw(view, dir)?);
+    charts.extend(super::timeline::draw(view, dir)?);
     Ok(charts)
 }
 

@@ -269,6 +269,7 @@ pub fn page(view: &View, charts: &[Chart], answers: &[Answer]) -> Result<String>
     }
     out.push_str("</section><section id=\"machines\"><h2>Machines</h2>");
     out.push_str(&table(&tables::machine_table(view)));
+    out.push_str(&inline(view, charts, |s| s == Section::Host)?);
     out.push_str(&format!("<p class=\"note\">{}</p></section>", esc(&tables::versions(view))));
     out.push_str("<section id=\"questions\"><h2>Questions</h2><dl>");
     for a in answers {

@@ -152,6 +152,7 @@ pub fn page(view: &View, charts: &[Chart], answers: &[Answer]) -> String {
     }
     out.push_str("## Machines\n\n");
     out.push_str(&render(&tables::machine_table(view)));
+    out.push_str(&pictures(&|s| s == Section::Host));
     out.push_str(&format!("\n{}\n\n## Questions\n\n", md(&tables::versions(view))));
     for a in answers {
         out.push_str(&format!("**{}**\n\n{}\n\n", a.question, a.answer));

@@ -8,7 +8,7 @@
 //! `model` holds the cells and marks; `families` builds each family's table, `summary` the
 //! summary table, `faq` the answers, `tables` the buffers and machines tables, `floor` each
 //! latency figure's multiple of its machine's floor, `charts`, `scatter`, `sizes` and
-//! `spectrum` the charts, `csv` the medians file; `markdown` and `html` render the page and
+//! `spectrum` the charts (`timeline` the host's probes across a run), `csv` the medians file; `markdown` and `html` render the page and
 //! `terminal` what a run prints (its lines, the closing tables, `ipcbench list`).
 
 mod charts;
@@ -26,6 +26,7 @@ mod spectrum;
 mod summary;
 mod tables;
 pub mod terminal;
+mod timeline;
 
 use std::path::{Path, PathBuf};
 

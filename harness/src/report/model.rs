@@ -88,11 +88,23 @@ pub enum Mark {
     Oversubscribed,
     Behind,
     LateSender,
+    /// Shown, not ranked: too few runs in its case's host state.
+    Unranked,
+    /// Its runs split into clusters apart while the host held.
+    Split,
 }
 
 impl Mark {
-    pub const ALL: [Mark; 6] =
-        [Mark::Note, Mark::Noisy, Mark::Concurrent, Mark::Oversubscribed, Mark::Behind, Mark::LateSender];
+    pub const ALL: [Mark; 8] = [
+        Mark::Note,
+        Mark::Noisy,
+        Mark::Concurrent,
+        Mark::Oversubscribed,
+        Mark::Behind,
+        Mark::LateSender,
+        Mark::Unranked,
+        Mark::Split,
+    ];
 
     pub fn symbol(self) -> &'static str {
         match self {
@@ -102,6 +114,8 @@ impl Mark {
             Mark::Oversubscribed => "*",
             Mark::Behind => "»",
             Mark::LateSender => "°",
+            Mark::Unranked => "‡",
+            Mark::Split => "÷",
         }
     }
 
@@ -120,6 +134,16 @@ impl Mark {
             Mark::LateSender => "latency: the sender's own lateness (p50) exceeded the latency's p50: the \
                                  figure shows the sender's sleep more than the library"
                 .into(),
+            Mark::Unranked => {
+                "shown, not ranked: too few of its runs were in the host state its case's runs \
+                               share most (docs/METHOD.md, \"Host states\")"
+                    .into()
+            }
+            Mark::Split => {
+                "its runs split into clusters apart while the host held: the results file gives each \
+                            cluster's median and share"
+                    .into()
+            }
         }
     }
 
@@ -131,6 +155,10 @@ impl Mark {
             Mark::Oversubscribed => r.oversubscribed,
             Mark::Behind => analysis::behind(r),
             Mark::LateSender => analysis::late_sender(r),
+            Mark::Unranked => {
+                r.status == crate::results::Status::Ok && r.host_state.as_ref().is_some_and(|s| !s.ranked)
+            }
+            Mark::Split => r.host_state.as_ref().is_some_and(|s| !s.clusters.is_empty()),
         }
     }
 }

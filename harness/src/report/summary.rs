@@ -41,10 +41,13 @@ pub fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
             if rank != Rank::Behind {
                 e.top += 1;
             }
-            // The best median of the row (its goodness): no interval is needed for it.
-            let best =
-                view.row(case, *s).into_iter().filter_map(analysis::median_goodness).fold(0.0, f64::max);
-            if let Some(mine) = analysis::median_goodness(r).filter(|g| *g > 0.0) {
+            if r.host_state.is_some() {
+                // Paired within rounds, in the case's state.
+                e.ratios.extend(analysis::states::ratio_to_best(r, view.row(case, *s)));
+            } else if let Some(mine) = analysis::median_goodness(r).filter(|g| *g > 0.0) {
+                // The best median of the row (its goodness): no interval is needed for it.
+                let best =
+                    view.row(case, *s).into_iter().filter_map(analysis::median_goodness).fold(0.0, f64::max);
                 e.ratios.push(best / mine);
             }
             e.cpu_ns.extend(r.median.and_then(|f| f.cpu_ns_per_msg));

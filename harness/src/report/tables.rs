@@ -80,6 +80,13 @@ pub fn machine_table(view: &View) -> Table {
     ]
     .map(String::from)
     .to_vec();
+    // Files whose runs carry the host's probes: the states they showed (older files keep their
+    // table as it was).
+    let states = view.sources.iter().any(|s| !s.doc.states.is_empty());
+    let mut header = header;
+    if states {
+        header.push("host states (runs' probes)".into());
+    }
     let rows = view
         .sources
         .iter()
@@ -124,11 +131,32 @@ pub fn machine_table(view: &View) -> Table {
                 d.toolchain.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join("; "),
             ]
             .into_iter()
+            .chain(states.then(|| host_states(d)))
             .map(Cell::Text)
             .collect()
         })
         .collect();
     Table { header, rows, notes: Vec::new() }
+}
+
+/// The host states a file's runs showed: each with its probe and its share of the runs.
+pub fn host_states(d: &crate::results::Document) -> String {
+    if d.states.is_empty() {
+        return "not recorded".into();
+    }
+    d.states
+        .iter()
+        .map(|s| {
+            format!(
+                "{}: {} ({} runs, {})",
+                s.label,
+                s.probe.text(),
+                s.runs,
+                crate::format::whole_percent(s.share)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What the report says when no result recorded its channel's depth.

@@ -87,7 +87,31 @@ pub fn progress_line(r: &CaseResult) -> String {
         let pids: Vec<String> = r.concurrent_runs.iter().map(u32::to_string).collect();
         flags.push_str(&format!(" (DISTURBED: another run, pid {}, was running)", pids.join(", ")));
     }
-    format!("{} {}{flags}: {detail}", r.case, r.library)
+    // The host's state goes last, after the figures.
+    let mut host = String::new();
+    if let Some(h) = r.host_state.as_ref().filter(|_| r.status == Status::Ok) {
+        let flags = &mut host;
+        flags.push_str(&format!(" (host state {}: {} of {} runs", h.state, h.runs, h.of));
+        if let Some(why) = &h.why {
+            flags.push_str(&format!("; NOT RANKED: {why}"));
+        }
+        if !h.clusters.is_empty() {
+            let each: Vec<String> = h
+                .clusters
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} in {}",
+                        value_text(analysis::counted(r.pattern), c.median),
+                        whole_percent(c.share)
+                    )
+                })
+                .collect();
+            flags.push_str(&format!("; SPLIT: {}", each.join(", ")));
+        }
+        flags.push(')');
+    }
+    format!("{} {}{flags}: {detail}{host}", r.case, r.library)
 }
 
 /// The closing tables of a run. Narrow (the default): a table per case family, a row per
@@ -111,7 +135,7 @@ pub fn medians(source: &Source, wide: bool, width: usize) -> String {
     let mut legend = Vec::new();
     for m in Mark::ALL {
         if m == Mark::Oversubscribed || doc.results.iter().any(|r| r.status == Status::Ok && m.on(r)) {
-            let hint = if m == Mark::Noisy { "; more --runs, or --order interleaved, tell more" } else { "" };
+            let hint = if m == Mark::Noisy { "; more --runs tell more" } else { "" };
             legend.push(format!("{} {}{hint}", m.symbol(), m.meaning()));
         }
     }

@@ -13,10 +13,12 @@ use crate::matrix::{Column, Pattern, Role};
 
 mod figures;
 mod file;
+mod host;
 mod settings;
 
 pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
+pub use host::{Cluster, HostRecord, HostState, OtherState, Probe, ResultState};
 pub use settings::{AutoRuns, Order, Pin, Settings};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -37,6 +39,9 @@ pub struct Document {
     /// What the machine was like when the run started (`ipcbench doctor` says what each means).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Conditions>,
+    /// The states the host showed, from every run's probes (`host::states`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<HostState>,
     pub toolchain: BTreeMap<String, String>,
     pub libraries: Vec<LibraryRecord>,
     pub results: Vec<CaseResult>,
@@ -157,6 +162,9 @@ pub struct CaseResult {
     /// they competed for the cores.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub concurrent_runs: Vec<u32>,
+    /// The host's state its figure comes from (absent in files whose runs carry no probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_state: Option<ResultState>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<ModeResult>,
 }
@@ -165,6 +173,11 @@ impl CaseResult {
     /// The runs of the mode whose median is the figure.
     pub fn best(&self) -> Option<&ModeResult> {
         self.modes.iter().find(|m| Some(m.mode) == self.best_mode)
+    }
+
+    /// The host state its figure comes from, where its runs carry probes.
+    pub fn state(&self) -> Option<&str> {
+        self.host_state.as_ref().map(|s| s.state.as_str())
     }
 }
 
@@ -191,6 +204,16 @@ pub struct RunRecord {
     /// A latency case's sender: its own lateness (send minus due time), the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lateness: Option<String>,
+    /// The round of its case it ran in (from 1): its rivals' runs of the same round ran seconds
+    /// from it, which is what pairs them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// The host around it: its probes before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostRecord>,
+    /// The state its probes fell into (a label of the file's `states`); absent when they moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
 }
 
 /// One child's figures for one trial, as it reports them (one JSON line) and as the results

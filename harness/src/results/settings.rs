@@ -95,19 +95,24 @@ impl Pin {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// Each library's runs one after another (its receive modes alternating).
+    /// Each library's runs one after another (its receive modes alternating). The default of
+    /// files written before rounds were.
     #[default]
     Sequential,
     /// Rounds: run 1 of every library, then run 2 of every library, ... (A B A B): a drift of
     /// the machine (heat, another process) reaches every library alike.
     Interleaved,
+    /// Rounds as `Interleaved`, each round's order rotated by one (A B C, B C A, C A B), so that
+    /// no library always runs first after a case's set-up; then extra rounds for the results
+    /// short of runs in the case's host state, or split in two. What `run` does by default.
+    Rounds,
 }
-
 impl Order {
     pub fn parse(text: &str) -> Option<Order> {
         match text {
             "sequential" => Some(Order::Sequential),
             "interleaved" => Some(Order::Interleaved),
+            "rounds" => Some(Order::Rounds),
             _ => None,
         }
     }
@@ -116,6 +121,7 @@ impl Order {
         match self {
             Order::Sequential => "sequential",
             Order::Interleaved => "interleaved",
+            Order::Rounds => "rounds",
         }
     }
 }

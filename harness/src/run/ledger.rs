@@ -54,6 +54,7 @@ pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: 
         runs_taken: None,
         interval_width: None,
         concurrent_runs: Vec::new(),
+        host_state: None,
         modes: Vec::new(),
     };
     let support = case.support(&lib.capabilities);

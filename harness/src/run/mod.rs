@@ -22,14 +22,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use ipcbench_api::LibraryInfo;
 
-use crate::analysis;
+use crate::analysis::{self, states};
 use crate::console;
 use crate::floors::Floors;
+use crate::host::{self, probe::Probe, probe::Ticks};
 use crate::machine::{self, BUSY, Conditions, Machine};
 use crate::matrix::{self, Case};
 use crate::options::{Options, Resume};
 use crate::report::{Source, terminal};
-use crate::results::{self, AutoRuns, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
+use crate::results::{
+    self, AutoRuns, CaseResult, Document, HostRecord, LibraryRecord, Order, RunRecord, RunStatus, Settings,
+    Status,
+};
 use progress::Progress;
 use schedule::Step;
 use trial::{Trial, TrialError};
@@ -107,6 +111,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 },
                 machine,
                 conditions: None,
+                states: Vec::new(),
                 toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
                 libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
                 results: Vec::new(),
@@ -171,6 +176,8 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         cores,
         cpus: machine::allowed_cpus(),
         warned: Default::default(),
+        clock: (std::time::Instant::now(), since_start(&doc.started)),
+        retaken: Default::default(),
     };
     let mut trials = 0usize;
     let mut failed = 0;
@@ -203,6 +210,9 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     ctx.one_run(case, &opts.libraries[library], result, run, &mut trials);
                     stop = result.status == Status::Interrupted;
                 }
+                Step::Extra => {
+                    stop = stop || ctx.extra_rounds(case, &mut doc, &mut row, &measured, &mut trials);
+                }
                 Step::Finish { library } => {
                     let (result, new) = &mut row[library];
                     if *new
@@ -219,12 +229,16 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                         if !result.modes.is_empty() {
                             ctx.others(result);
                         }
-                        analysis::settle(result);
-                        failed += (result.status == Status::Failed) as usize;
-                        let line = terminal::progress_line(result);
-                        ctx.progress.borrow_mut().result(doc.results.len() + 1, &line);
                     }
                     doc.results.push(result.clone());
+                    // Every result in its case's state, as the states stand with this one's runs.
+                    resettle(&mut doc, &kept);
+                    if *new {
+                        let result = doc.results.last().expect("just pushed");
+                        failed += (result.status == Status::Failed) as usize;
+                        let line = terminal::progress_line(result);
+                        ctx.progress.borrow_mut().result(doc.results.len(), &line);
+                    }
                     // As each result comes: a run killed now loses only the case under way.
                     write(&doc)?;
                 }
@@ -235,11 +249,12 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         }
     }
     // A resumed run interrupted again keeps what it had not reached yet.
-    for r in kept {
+    for r in &kept {
         if !doc.results.iter().any(|x| x.case == r.case && x.library == r.library) {
-            doc.results.push(r);
+            doc.results.push(r.clone());
         }
     }
+    resettle(&mut doc, &kept);
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
     if !interrupted && let Some(c) = doc.conditions.as_mut() {
         c.floors_after = Some(Floors::measure(cores, &matrix::sizes_of(&opts.cases)));
@@ -262,6 +277,34 @@ pub struct RunContext<'a> {
     /// The other runs already warned about.
     warned: RefCell<Vec<u32>>,
     progress: RefCell<Progress>,
+    /// When the driver began, and the seconds from the file's start to then: a run's place on
+    /// the file's timeline.
+    clock: (std::time::Instant, f64),
+    /// The time spent on trials taken again because the host's probe moved.
+    retaken: std::cell::Cell<std::time::Duration>,
+}
+
+/// The most of a run's time that retakes may take (the probes themselves take about 3 % more).
+const RETAKE_SHARE: f64 = 0.10;
+
+/// The document's states and every result's state anew (`analysis::states::resettle`), but
+/// the results a resumed run kept stay as they were measured.
+fn resettle(doc: &mut Document, kept: &[CaseResult]) {
+    states::resettle(doc);
+    for r in &mut doc.results {
+        if let Some(k) = kept.iter().find(|k| k.case == r.case && k.library == r.library) {
+            *r = k.clone();
+        }
+    }
+}
+
+/// Seconds from `started` (the file's start, RFC 3339) to now: 0 for a new file, the time
+/// since its start for a resumed one.
+fn since_start(started: &str) -> f64 {
+    humantime::parse_rfc3339(started)
+        .ok()
+        .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 impl RunContext<'_> {
@@ -282,6 +325,58 @@ impl RunContext<'_> {
             if !result.concurrent_runs.contains(&pid) {
                 result.concurrent_runs.push(pid);
             }
+        }
+    }
+
+    /// A trial between two probes of the host; taken again (at most `RETAKES` times) while its
+    /// probe moved between before and after, then kept and marked.
+    fn probed(&self, mut trial: Trial, trials: &mut usize) -> Result<RunRecord, TrialError> {
+        let cpus = self.opts.pin.and_then(|pin| Some((pin.cpu(&self.cpus, 0)?, pin.cpu(&self.cpus, 1)?)));
+        let mut retakes = 0;
+        loop {
+            let at_s = self.clock.1 + self.clock.0.elapsed().as_secs_f64();
+            let ticks = Ticks::now();
+            let before = Probe::take(self.cores, cpus);
+            let began = std::time::Instant::now();
+            let mut record = trial.run()?;
+            let took = began.elapsed();
+            let mut after = Probe::take(self.cores, cpus);
+            let steal_share = ticks.zip(Ticks::now()).and_then(|(a, b)| a.steal_share(b));
+            let Some((before, first)) = before.zip(after) else { return Ok(record) };
+            // A second look a moment later: the host flits between placements for a few
+            // milliseconds now and then, which says nothing of the window before.
+            let mut refuted = None;
+            if host::states::moved_between(&before, &first)
+                && let Some(again) = Probe::take(self.cores, cpus)
+                && !host::states::moved_between(&before, &again)
+            {
+                (refuted, after) = (Some(first), Some(again));
+            }
+            let after = after.unwrap_or(first);
+            let mut host = HostRecord { before, after, steal_share, at_s, retakes, moved: false, refuted };
+            host.moved = host::states::moved(&host);
+            // Retakes stay within their share of the run's time so far: a host that flits all
+            // the time costs the run a bounded share, and the runs it could not retake are
+            // marked instead.
+            let spent = self.retaken.get() + took;
+            let within = spent.as_secs_f64() <= RETAKE_SHARE * self.clock.0.elapsed().as_secs_f64();
+            if host.moved && retakes < host::states::RETAKES && within && !INTERRUPTED.load(Ordering::SeqCst)
+            {
+                self.retaken.set(spent);
+                retakes += 1;
+                *trials += 1;
+                trial.number = *trials;
+                if self.opts.verbose {
+                    console::say(&format!(
+                        "    the host's probe moved ({} before, {} after): taken again",
+                        host.before.text(),
+                        host.after.text()
+                    ));
+                }
+                continue;
+            }
+            record.host = Some(host);
+            return Ok(record);
         }
     }
 
@@ -313,6 +408,43 @@ impl RunContext<'_> {
         }
     }
 
+    /// After a case's rounds: extra rounds, each of the results that still need runs in the
+    /// case's host state (`analysis::states::needs_more`), at most `EXTRA_ROUNDS` times the
+    /// runs. Returns whether the run was interrupted.
+    fn extra_rounds(
+        &self,
+        case: &Case,
+        doc: &mut Document,
+        row: &mut [(CaseResult, bool)],
+        measured: &[bool],
+        trials: &mut usize,
+    ) -> bool {
+        let runs = self.opts.runs;
+        // `--runs auto` has a rule of its own for more runs.
+        if self.opts.runs_auto.is_some() {
+            return false;
+        }
+        for k in 1..=states::EXTRA_ROUNDS * runs {
+            doc.states = host::states::assign(doc.results.iter_mut().chain(row.iter_mut().map(|(r, _)| r)));
+            let state = states::case_state(row.iter().map(|(r, _)| r));
+            let needy: Vec<usize> = (0..row.len())
+                .filter(|&i| measured[i] && states::needs_more(&row[i].0, state.as_deref(), runs))
+                .collect();
+            if needy.is_empty() {
+                break;
+            }
+            for i in needy {
+                let lib = &self.opts.libraries[i];
+                self.progress.borrow_mut().trials_added(lib.modes.len());
+                self.one_run(case, lib, &mut row[i].0, runs + k, trials);
+                if row[i].0.status == Status::Interrupted {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Run `run_no` of every receive mode of the library, in turn; a failure or an
     /// interruption ends the case.
     fn one_run(
@@ -331,6 +463,7 @@ impl RunContext<'_> {
             *trials += 1;
             let of = match opts.runs_auto {
                 Some(auto) => format!("{run_no} (auto, at most {})", auto.max_runs),
+                None if run_no > opts.runs => format!("{run_no} (an extra round: its host state)"),
                 None => format!("{run_no}/{}", opts.runs),
             };
             let what = format!("{} {} {mode} run {of}", case.name, lib.id);
@@ -348,10 +481,14 @@ impl RunContext<'_> {
                 number: *trials,
                 fault,
             };
-            let outcome = trial.run();
+            let outcome = self.probed(trial, trials);
             self.progress.borrow_mut().trial_ends();
             match outcome {
-                Ok(record) => result.modes[m].runs.push(record),
+                Ok(mut record) => {
+                    // Rounds pair rivals' runs; runs in sequence, minutes apart, pair nothing.
+                    record.round = (opts.order != Order::Sequential).then_some(run_no);
+                    result.modes[m].runs.push(record);
+                }
                 Err(TrialError::Interrupted) => ledger::interrupted(result),
                 Err(TrialError::Failed(reason)) => {
                     result.status = Status::Failed;

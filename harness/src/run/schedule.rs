@@ -9,6 +9,8 @@ use crate::results::Order;
 pub enum Step {
     /// Run number `run` (from 1) of every receive mode of the library.
     Run { library: usize, run: u32 },
+    /// The case's rounds are done: the extra rounds its host states ask for (`Order::Rounds`).
+    Extra,
     /// The library's result is done: its medians, its line, and the results file rewritten.
     Finish { library: usize },
 }
@@ -26,11 +28,20 @@ pub fn case(order: Order, runs: u32, measured: &[bool]) -> Vec<Step> {
                 steps.push(Step::Finish { library });
             }
         }
-        Order::Interleaved => {
+        Order::Interleaved | Order::Rounds => {
+            let libraries: Vec<usize> = (0..measured.len()).filter(|&i| measured[i]).collect();
             for run in 1..=runs {
-                for (library, _) in measured.iter().enumerate().filter(|(_, m)| **m) {
-                    steps.push(Step::Run { library, run });
-                }
+                // Rounds rotate: round k starts k - 1 places on.
+                let turn = if order == Order::Rounds && !libraries.is_empty() {
+                    (run as usize - 1) % libraries.len()
+                } else {
+                    0
+                };
+                let round = libraries[turn..].iter().chain(&libraries[..turn]);
+                steps.extend(round.map(|&library| Step::Run { library, run }));
+            }
+            if order == Order::Rounds && !libraries.is_empty() {
+                steps.push(Step::Extra);
             }
             steps.extend((0..measured.len()).map(|library| Step::Finish { library }));
         }
@@ -40,7 +51,7 @@ pub fn case(order: Order, runs: u32, measured: &[bool]) -> Vec<Step> {
 
 #[cfg(test)]
 mod tests {
-    use super::Step::{Finish, Run};
+    use super::Step::{Extra, Finish, Run};
     use super::*;
 
     #[test]
@@ -76,8 +87,31 @@ mod tests {
     }
 
     #[test]
+    fn rounds_rotate_their_order_then_take_the_extra_rounds_then_finish() {
+        assert_eq!(
+            case(Order::Rounds, 3, &[true, true, false, true]),
+            [
+                Run { library: 0, run: 1 },
+                Run { library: 1, run: 1 },
+                Run { library: 3, run: 1 },
+                Run { library: 1, run: 2 },
+                Run { library: 3, run: 2 },
+                Run { library: 0, run: 2 },
+                Run { library: 3, run: 3 },
+                Run { library: 0, run: 3 },
+                Run { library: 1, run: 3 },
+                Extra,
+                Finish { library: 0 },
+                Finish { library: 1 },
+                Finish { library: 2 },
+                Finish { library: 3 },
+            ]
+        );
+    }
+
+    #[test]
     fn a_case_with_nothing_to_measure_only_finishes() {
-        for order in [Order::Sequential, Order::Interleaved] {
+        for order in [Order::Sequential, Order::Interleaved, Order::Rounds] {
             assert_eq!(case(order, 3, &[false, false]), [Finish { library: 0 }, Finish { library: 1 }]);
             assert!(case(order, 3, &[]).is_empty());
         }

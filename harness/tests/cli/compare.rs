@@ -122,3 +122,78 @@ fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
     assert_refused(&["compare", REFERENCE], &["NEW"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two committed back-to-back runs of one binary in rounds, every run with its probes
+/// (docs/METHOD.md, "Host states", has what compare makes of them).
+const ROUNDS_OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-02T16-28-14Z.json");
+const ROUNDS_NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-02T16-35-53Z.json");
+
+/// Every probe of every run times `factor`: a host in another state altogether.
+fn other_host(doc: &mut Value, factor: f64) {
+    for r in doc["results"].as_array_mut().unwrap() {
+        let Some(modes) = r.get_mut("modes").and_then(Value::as_array_mut) else { continue };
+        for run in modes.iter_mut().flat_map(|m| m["runs"].as_array_mut().unwrap()) {
+            for side in ["before", "after"] {
+                let p = &mut run["host"][side];
+                for key in ["polling_ns", "syscall_ns"] {
+                    if let Some(v) = p[key].as_f64() {
+                        p[key] = (v * factor).into();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_reads_faster() {
+    let out = ipcbench(&["compare", ROUNDS_OLD, ROUNDS_NEW, "--format", "json"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = json_of(&out);
+    let rows = c["rows"].as_array().unwrap();
+    assert!(rows.len() >= 100, "figures compared: {}", rows.len());
+    assert!(rows.iter().all(|r| r["state"].is_string()), "every row compared within a state");
+    let notes = c["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with("The runs' probes, found together, show")));
+
+    let dir = out_dir("compare-rounds");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();
+    slowed(&mut doc);
+    let copy = dir.join("slowed.json");
+    std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = ipcbench(&["compare", ROUNDS_NEW, copy.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let rows = json_of(&out)["rows"].as_array().unwrap().clone();
+    let counted: Vec<&Value> =
+        rows.iter().filter(|r| r["figure"] == "msgs_per_s" || r["figure"] == "p50_ns").collect();
+    // The same states on both sides: never "no shared state"; a 30 % slowdown is slower, or
+    // hidden only by runs spread wider than it.
+    for r in &counted {
+        assert!(r["verdict"] == "slower" || r["verdict"] == "within_noise", "{r}");
+    }
+    // (In this committed file 42 of 64; the rest are runs spread wider than 1/0.7 in their
+    // state, which three runs cannot tell from a 30 % change: docs/METHOD.md, "Host states".)
+    let slower = counted.iter().filter(|r| r["verdict"] == "slower").count();
+    assert!(slower * 2 >= counted.len(), "{slower} of {} slower", counted.len());
+
+    // The same runs on a host in no state of the other file's: no verdict, and no failure.
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();
+    slowed(&mut doc);
+    other_host(&mut doc, 50.0);
+    let moved = dir.join("elsewhere.json");
+    std::fs::write(&moved, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = ipcbench(&["compare", ROUNDS_NEW, moved.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "only verdicts count");
+    let rows = json_of(&out)["rows"].as_array().unwrap().clone();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r["verdict"] == "no_shared_state"), "{rows:?}");
+    assert!(
+        rows[0]["note"].as_str().unwrap().starts_with("no state in common: OLD in state "),
+        "{}",
+        rows[0]
+    );
+    let text = String::from_utf8_lossy(&ipcbench(&["compare", ROUNDS_NEW, moved.to_str().unwrap()]).stdout)
+        .into_owned();
+    assert!(text.contains("measured in no host state common to both files: no verdict"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

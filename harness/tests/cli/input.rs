@@ -34,7 +34,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     assert_refused(&["run", "queue/1x1/4KiB", "--out", o], &["unknown case"]);
     assert_refused(
         &["run", "--order", "random", "--out", o],
-        &["--order \"random\": sequential or interleaved"],
+        &["--order \"random\": rounds, interleaved or sequential"],
     );
     assert_refused(&["run", "--fault", "kill:later:sending", "--out", o], &["unknown stage \"later\""]);
     assert_refused(&["run", "stream/16B", "--resume", "x.json"], &["--resume", "cannot be used with"]);

@@ -366,6 +366,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
 mod adding_a_library;
 mod compare;
 mod faults;
+mod host;
 mod input;
 mod latency;
 mod matrix;

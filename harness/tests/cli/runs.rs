@@ -162,10 +162,13 @@ fn more_runs_interleaved_alternate_the_libraries_and_record_their_spread() {
             "{r}"
         );
         let best = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == r["best_mode"]).unwrap();
+        // The spread is of the runs in the result's host state.
+        let state = &r["host_state"]["state"];
         let rates: Vec<f64> = best["runs"]
             .as_array()
             .unwrap()
             .iter()
+            .filter(|x| state.is_null() || x["state"] == *state)
             .map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap())
             .collect();
         let spread = &r["spread"];

@@ -4,6 +4,9 @@
 //! interval leaves out zero; everything else is "no change", said apart when the noise alone
 //! could hide the change. Slower anywhere exits 1, so the command can gate a library's CI.
 
+mod notes;
+mod states;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -11,7 +14,7 @@ use ipcbench_api::RecvMode;
 use serde::Serialize;
 
 use crate::analysis;
-use crate::floors::{self, Floors};
+use crate::floors::Floors;
 use crate::format::{nanos, rate, whole_percent};
 use crate::matrix::Pattern;
 use crate::noise::{self, CONFIDENCE, middle};
@@ -52,6 +55,8 @@ pub enum Verdict {
     NoChange,
     /// Beyond the threshold, but the interval holds zero: the runs cannot tell.
     WithinNoise,
+    /// The two files measured it in no common state of the host: no verdict.
+    NoSharedState,
 }
 
 impl Verdict {
@@ -63,6 +68,7 @@ impl Verdict {
             (Verdict::Slower, _) => "slower",
             (Verdict::NoChange, _) => "no change",
             (Verdict::WithinNoise, _) => "no change within noise",
+            (Verdict::NoSharedState, _) => "no shared host state",
         }
     }
 }
@@ -83,6 +89,13 @@ pub struct Row {
     pub low: f64,
     pub high: f64,
     pub verdict: Verdict,
+    /// The host state (of both files' probes found together) whose runs were compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// What the reader must know of this row: the states of each side where they share none,
+    /// or that its runs split into clusters, held each against the nearest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One file as the comparison names it.
@@ -160,61 +173,6 @@ fn shared_shifts(rows: &[Row]) -> Vec<Shift> {
     out
 }
 
-/// What the files' own records say about the host between and during them: floors that moved,
-/// floors one file lacks, an idle core's wake-up that changed.
-fn host_notes((old, o): (&Document, &Side), (new, n): (&Document, &Side)) -> Vec<String> {
-    let mut notes = Vec::new();
-    for (name, a, b) in [
-        ("polling", o.polling_floor_ns, n.polling_floor_ns),
-        ("waiting", o.waiting_floor_ns, n.waiting_floor_ns),
-    ] {
-        if let (Some(a), Some(b)) = (a, b)
-            && floors::moved(a, b)
-        {
-            notes.push(format!(
-                "The machine's {name} floor moved between the files ({} in OLD, {} in NEW): the host placed the \
-                 cores differently, and figures near that floor moved with it, not with the libraries.",
-                nanos(a),
-                nanos(b)
-            ));
-        }
-    }
-    for (which, doc) in [("OLD", old), ("NEW", new)] {
-        let c = doc.conditions.as_ref();
-        match (c.and_then(|c| c.floors.as_ref()), c.and_then(|c| c.floors_after.as_ref())) {
-            (None, _) => notes.push(format!(
-                "{which} records no floors (its ipcbench predates them): whether the host moved between the files \
-                 cannot be told from them."
-            )),
-            (Some(start), Some(end)) => {
-                for mode in [RecvMode::Polling, RecvMode::Waiting] {
-                    if let (Some(a), Some(b)) = (start.of(mode), end.of(mode))
-                        && floors::moved(a.p50_ns, b.p50_ns)
-                    {
-                        notes.push(format!(
-                            "{which}'s {mode} floor moved during its own run ({} at its start, {} at its end): \
-                             the host changed under it, and its figures carry both states.",
-                            nanos(a.p50_ns),
-                            nanos(b.p50_ns)
-                        ));
-                    }
-                }
-            }
-            (Some(_), None) => {}
-        }
-    }
-    let wake = |d: &Document| d.conditions.as_ref().and_then(|c| c.wake_up_us).map(|w| w.median_us);
-    if let (Some(a), Some(b)) = (wake(old), wake(new))
-        && floors::moved(a, b)
-    {
-        notes.push(format!(
-            "An idle core's wake-up, measured at each start, differs ({a:.1} µs in OLD, {b:.1} µs in NEW): \
-             waiting figures carry it."
-        ));
-    }
-    notes
-}
-
 pub const METHOD: &str = "percentile bootstrap of the ratio of the two medians, over the runs behind each";
 
 fn side(path: &Path, doc: &Document) -> Side {
@@ -274,7 +232,7 @@ pub fn compare(
         ));
     }
     let (o, n) = (side(old_path, old), side(new_path, new));
-    notes.extend(host_notes((old, &o), (new, &n)));
+    notes.extend(notes::host((old, &o), (new, &n)));
     if o.runs.min(n.runs) <= 3 {
         notes.push(format!(
             "With {} runs behind a median its interval is the runs' whole range: only a change larger than the \
@@ -282,15 +240,18 @@ pub fn compare(
             o.runs.min(n.runs)
         ));
     }
+    let joint = states::Joint::of(old, new);
+    notes.extend(notes::states(joint.as_ref(), old, new));
     let mut rows = Vec::new();
     let mut left_out = Vec::new();
-    for r in &new.results {
-        let Some(before) = find(old, r) else {
+    for (i, r) in new.results.iter().enumerate() {
+        let Some(j) = old.results.iter().position(|x| x.case == r.case && x.library == r.library) else {
             if r.status != Status::Unsupported {
                 left_out.push((r.case.clone(), r.library.clone(), "only in NEW".into()));
             }
             continue;
         };
+        let before = &old.results[j];
         if r.status != Status::Ok || before.status != Status::Ok {
             // Two dashes are the same dash.
             if (r.status, before.status) != (Status::Unsupported, Status::Unsupported) {
@@ -299,14 +260,69 @@ pub fn compare(
             }
             continue;
         }
-        for m in &r.modes {
-            let Some(bm) = before.modes.iter().find(|x| x.mode == m.mode) else { continue };
+        for (mi, m) in r.modes.iter().enumerate() {
+            let Some(bi) = before.modes.iter().position(|x| x.mode == m.mode) else { continue };
+            let bm = &before.modes[bi];
+            // The runs of the state both files measured the mode in, where their runs carry
+            // probes; every run otherwise.
+            let state = joint.as_ref().map(|js| states::shared_state(&js.old[j][bi], &js.new[i][mi]));
             for figure in compared(r.pattern) {
-                let values = |runs: &[results::RunRecord]| -> Vec<f64> {
-                    runs.iter().filter_map(|x| figure.get(&x.figures)).collect()
+                let get = |x: &results::RunRecord| figure.get(&x.figures);
+                let (a, b, state, note, ch) = match (&joint, &state) {
+                    (Some(js), Some(Ok(s))) => {
+                        let a = states::in_state(&bm.runs, &js.old[j][bi], s, get);
+                        let b = states::in_state(&m.runs, &js.new[i][mi], s, get);
+                        let Some((ch, split)) = states::change(&a, &b) else { continue };
+                        let note = split.then(|| {
+                            "its runs split into clusters: each of NEW's held against its match in OLD".into()
+                        });
+                        (a, b, Some(s.clone()), note, ch)
+                    }
+                    (Some(js), Some(Err((so, sn)))) => {
+                        let side =
+                            |runs: &[results::RunRecord], st: &[Option<String>], s: &Option<String>| {
+                                s.as_deref().map_or_else(
+                                    || runs.iter().filter_map(get).collect(),
+                                    |s| states::in_state(runs, st, s, get),
+                                )
+                            };
+                        let a: Vec<f64> = side(&bm.runs, &js.old[j][bi], so);
+                        let b: Vec<f64> = side(&m.runs, &js.new[i][mi], sn);
+                        let (Some(oa), Some(nb)) = (middle(a.clone()), middle(b.clone())) else { continue };
+                        let where_ = |which: &str, s: &Option<String>| match s {
+                            Some(s) => format!("{which} in state {s} ({})", js.probe_text(s)),
+                            None => format!("{which}'s probes all moved"),
+                        };
+                        let note =
+                            format!("no state in common: {}; {}", where_("OLD", so), where_("NEW", sn));
+                        let change = if oa > 0.0 { nb / oa - 1.0 } else { 0.0 };
+                        rows.push(Row {
+                            case: r.case.clone(),
+                            library: r.library.clone(),
+                            mode: m.mode.as_str().into(),
+                            figure,
+                            old: oa,
+                            new: nb,
+                            old_runs: a.len(),
+                            new_runs: b.len(),
+                            change,
+                            low: change,
+                            high: change,
+                            verdict: Verdict::NoSharedState,
+                            state: None,
+                            note: Some(note),
+                        });
+                        continue;
+                    }
+                    _ => {
+                        let (a, b): (Vec<f64>, Vec<f64>) = (
+                            bm.runs.iter().filter_map(get).collect(),
+                            m.runs.iter().filter_map(get).collect(),
+                        );
+                        let Some(ch) = noise::change(&a, &b) else { continue };
+                        (a, b, None, None, ch)
+                    }
                 };
-                let (a, b) = (values(&bm.runs), values(&m.runs));
-                let Some(ch) = noise::change(&a, &b) else { continue };
                 rows.push(Row {
                     case: r.case.clone(),
                     library: r.library.clone(),
@@ -320,6 +336,8 @@ pub fn compare(
                     low: ch.1,
                     high: ch.2,
                     verdict: verdict(figure, ch, threshold),
+                    state,
+                    note,
                 });
             }
         }
@@ -420,6 +438,12 @@ impl Comparison {
             count(Verdict::NoChange),
             count(Verdict::WithinNoise)
         );
+        if count(Verdict::NoSharedState) > 0 {
+            out.push_str(&format!(
+                " {} measured in no host state common to both files: no verdict.",
+                count(Verdict::NoSharedState)
+            ));
+        }
         if !self.left_out.is_empty() {
             let shown: Vec<String> =
                 self.left_out.iter().take(8).map(|(c, l, why)| format!("{c} {l} ({why})")).collect();

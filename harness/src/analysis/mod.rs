@@ -15,6 +15,8 @@ use crate::noise::middle;
 use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
 
+pub mod states;
+
 /// A trial that can't give figures: which role, and why.
 #[derive(Clone, Debug)]
 pub struct Broken {
@@ -49,7 +51,7 @@ pub fn run_record(case: &Case, roles: Vec<RoleReport>, requests: Requests) -> Re
     let (histogram, lateness) = (whole(latency(&all)), whole(lateness(&all)));
     let roles =
         roles.into_iter().map(|r| RoleReport { latency: Vec::new(), lateness: Vec::new(), ..r }).collect();
-    Ok(RunRecord { figures, roles, histogram, lateness })
+    Ok(RunRecord { figures, roles, histogram, lateness, round: None, host: None, state: None })
 }
 
 /// A latency result's spectrum into its figures.
@@ -294,10 +296,21 @@ pub fn better(pattern: Pattern, a: &Figures, b: &Figures) -> Ordering {
     g(a).total_cmp(&g(b))
 }
 
+/// The runs of a mode that its result's figure counts: those in the result's host state
+/// (`state`, where the file's runs carry probes and the mode has a run in it), else every run.
+pub fn counted_runs<'a>(state: Option<&str>, runs: &'a [RunRecord]) -> impl Iterator<Item = &'a RunRecord> {
+    let state = state.filter(|s| runs.iter().any(|r| r.state.as_deref() == Some(*s)));
+    runs.iter().filter(move |r| state.is_none_or(|s| r.state.as_deref() == Some(s)))
+}
+
 /// How far the runs behind a median spread, on the figure that counts.
-pub fn spread(pattern: Pattern, runs: &[RunRecord], median: &Figures) -> Option<Spread> {
+pub fn spread<'a>(
+    pattern: Pattern,
+    runs: impl IntoIterator<Item = &'a RunRecord>,
+    median: &Figures,
+) -> Option<Spread> {
     let figure = counted(pattern);
-    let values: Vec<f64> = runs.iter().filter_map(|r| value(figure, &r.figures)).collect();
+    let values: Vec<f64> = runs.into_iter().filter_map(|r| value(figure, &r.figures)).collect();
     let mid = value(figure, median)?;
     let min = values.iter().copied().reduce(f64::min)?;
     let max = values.iter().copied().reduce(f64::max)?;
@@ -336,8 +349,9 @@ pub fn noisy(r: &CaseResult) -> bool {
 /// A result once its runs are in: each mode's median, and when it passed, the better mode's
 /// median as the library's figure with the spread of that mode's runs.
 pub fn settle(r: &mut CaseResult) {
+    let state = r.host_state.as_ref().map(|s| s.state.clone());
     for m in &mut r.modes {
-        let figures: Vec<Figures> = m.runs.iter().map(|run| run.figures).collect();
+        let figures: Vec<Figures> = counted_runs(state.as_deref(), &m.runs).map(|run| run.figures).collect();
         m.median = median(&figures);
     }
     if r.status != Status::Ok {
@@ -347,7 +361,7 @@ pub fn settle(r: &mut CaseResult) {
     let best =
         r.modes.iter().filter_map(|m| m.median.map(|f| (m, f))).max_by(|a, b| better(pattern, &a.1, &b.1));
     if let Some((mode, f)) = best {
-        r.spread = spread(pattern, &mode.runs, &f);
+        r.spread = spread(pattern, counted_runs(state.as_deref(), &mode.runs), &f);
         r.best_mode = Some(mode.mode);
         r.median = Some(f);
     }
@@ -375,13 +389,20 @@ pub fn median_goodness(r: &CaseResult) -> Option<f64> {
 pub fn interval(r: &CaseResult) -> Option<(f64, f64, f64)> {
     let median = median_goodness(r)?;
     let mode = r.best()?;
-    let runs: Vec<f64> = mode.runs.iter().filter_map(|run| goodness(r.pattern, &run.figures)).collect();
+    let runs: Vec<f64> =
+        counted_runs(r.state(), &mode.runs).filter_map(|run| goodness(r.pattern, &run.figures)).collect();
     let (lo, hi) = crate::noise::median_interval(&runs).unwrap_or((median, median));
     Some((lo.min(median), median, hi.max(median)))
 }
 
-/// Whether two passed results can be told apart: their intervals do not overlap.
+/// Whether two passed results can't be told apart: by their paired ratios where their runs carry
+/// probes and share rounds, else by their intervals.
 pub fn level(a: &CaseResult, b: &CaseResult) -> bool {
+    states::level_paired(a, b).unwrap_or_else(|| level_by_intervals(a, b))
+}
+
+/// Whether the intervals of two passed results overlap.
+pub fn level_by_intervals(a: &CaseResult, b: &CaseResult) -> bool {
     match (interval(a), interval(b)) {
         (Some(x), Some(y)) => x.0 <= y.2 && y.0 <= x.2,
         _ => false,
@@ -391,6 +412,9 @@ pub fn level(a: &CaseResult, b: &CaseResult) -> bool {
 /// Where `r` stands among `row`, the results of its case on its machine (itself included): the
 /// best median is the fastest; a result whose interval reaches the fastest's is level.
 pub fn rank<'a>(r: &CaseResult, row: impl IntoIterator<Item = &'a CaseResult>) -> Option<Rank> {
+    if r.host_state.is_some() {
+        return states::rank(r, row);
+    }
     let mine = interval(r)?;
     // The fastest by its median alone (the first of equals): only its interval is needed, not
     // every rival's.
@@ -410,190 +434,4 @@ pub fn rank<'a>(r: &CaseResult, row: impl IntoIterator<Item = &'a CaseResult>) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::results::ModeResult;
-    use ipcbench_api::RecvMode;
-
-    const ONE: Requests = Requests::ToOneServer;
-
-    fn role(role: &str, f: impl FnOnce(&mut RoleReport)) -> RoleReport {
-        let mut r = RoleReport {
-            window_start_ns: 1_000,
-            window_end_ns: 1_000_001_000,
-            ..RoleReport::new(Role::parse(role).unwrap(), 0)
-        };
-        f(&mut r);
-        r
-    }
-
-    fn case(name: &str) -> Case {
-        crate::matrix::find(name).unwrap()
-    }
-
-    #[test]
-    fn a_lossless_stream_that_lost_a_message_is_broken() {
-        let sender = role("sender", |r| (r.sent, r.measured) = (100, 80));
-        let whole = role("receiver", |r| (r.received, r.received_measured) = (100, 80));
-        let f = figures(&case("stream/16B"), &[sender.clone(), whole], ONE).unwrap();
-        assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
-        let short = role("receiver", |r| (r.received, r.received_measured) = (99, 79));
-        let err = figures(&case("stream/16B"), &[sender, short], ONE).unwrap_err();
-        assert_eq!(err.role, "receiver 0");
-        assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
-    }
-
-    #[test]
-    fn a_lossy_broadcast_takes_the_slowest_subscriber_and_the_share_lost() {
-        let publisher = role("publisher", |r| (r.sent, r.measured) = (1000, 1000));
-        let a = role("subscriber", |r| {
-            (r.received, r.received_measured, r.lost, r.lost_measured) = (900, 900, 100, 100)
-        });
-        let b = role("subscriber", |r| {
-            (r.received, r.received_measured, r.lost, r.lost_measured) = (700, 700, 300, 300)
-        });
-        let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()], ONE).unwrap();
-        assert_eq!(f.msgs_per_s, 700.0);
-        // The slowest subscriber's loss, not the 20 % pooled over both.
-        assert_eq!(f.lost_share, Some(0.3));
-        let disagreeing = RoleReport { library_lost: 299, ..b };
-        let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing], ONE).unwrap_err();
-        assert!(err.reason.contains("the library says 299"), "{}", err.reason);
-    }
-
-    #[test]
-    fn cost_adds_up_the_processes_and_divides_by_the_rate() {
-        use crate::results::Cost;
-        let window = 1_000_000_000;
-        let spent = |cpu: u64, rss: u64| {
-            Some(Cost { window_ns: window, user_ns: cpu, peak_rss_bytes: rss, threads: 1, ..Cost::default() })
-        };
-        let sender = role("sender", |r| {
-            (r.sent, r.measured) = (1000, 1000);
-            r.cost = spent(window, 4 << 20);
-        });
-        let receiver = role("receiver", |r| {
-            (r.received, r.received_measured) = (1000, 1000);
-            r.cost = spent(window / 2, 2 << 20);
-        });
-        let f = figures(&case("stream/16B"), &[sender.clone(), receiver.clone()], ONE).unwrap();
-        assert_eq!(f.cores_busy, Some(1.5));
-        assert_eq!(f.cpu_ns_per_msg, Some(1.5e6), "1.5 CPU seconds a second over 1000 messages a second");
-        assert_eq!(f.peak_rss_bytes, Some((6 << 20) as f64));
-        let unmetered = RoleReport { cost: None, ..receiver };
-        let f = figures(&case("stream/16B"), &[sender, unmetered], ONE).unwrap();
-        assert_eq!((f.cores_busy, f.cpu_ns_per_msg, f.peak_rss_bytes), (None, None, None));
-    }
-
-    #[test]
-    fn a_service_whose_servers_miss_a_request_is_broken() {
-        let client = role("client", |r| (r.sent, r.measured) = (10, 5));
-        let server = role("server", |r| r.received = 9);
-        let err = figures(&case("service/1c1s/16B"), &[client, server], ONE).unwrap_err();
-        assert!(err.reason.contains("servers took 9 requests; clients sent 10"), "{}", err.reason);
-    }
-
-    #[test]
-    fn where_every_server_answers_every_request_each_must_take_it() {
-        let case = case("service/4c4s/16B");
-        let clients = (0..4).map(|i| role("client", |r| (r.index, r.sent, r.measured) = (i, 10, 5)));
-        let servers = |took: u64| (0..4).map(move |i| role("server", |r| (r.index, r.received) = (i, took)));
-        let all: Vec<RoleReport> = clients.clone().chain(servers(40)).collect();
-        assert!(figures(&case, &all, Requests::ToEveryServer).is_ok());
-        let err = figures(&case, &all, ONE).unwrap_err();
-        assert!(err.reason.contains("servers took 160 requests; clients sent 40"), "{}", err.reason);
-        let short: Vec<RoleReport> = clients.chain(servers(39)).collect();
-        let err = figures(&case, &short, Requests::ToEveryServer).unwrap_err();
-        assert!(
-            err.reason.contains("took 156 requests; clients sent 40, each to all 4 servers"),
-            "{}",
-            err.reason
-        );
-    }
-
-    #[test]
-    fn medians_take_the_middle_run() {
-        let f = |r| Figures { msgs_per_s: r, ..Default::default() };
-        assert_eq!(median(&[f(3.0), f(1.0), f(2.0)]).unwrap().msgs_per_s, 2.0);
-        assert_eq!(median(&[f(1.0), f(2.0)]).unwrap().msgs_per_s, 1.5);
-        assert!(median(&[]).is_none());
-    }
-
-    /// A result of `pattern` with one receive mode per entry of `modes`, each mode's runs'
-    /// (rate, p50) as given.
-    fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
-        let (_, lib) = crate::registry::find("fastipc").unwrap();
-        let mut r = crate::run::ledger::begin(&case(pattern), &lib, 64, false);
-        r.modes = modes
-            .iter()
-            .map(|(mode, runs)| ModeResult {
-                mode: *mode,
-                runs: runs
-                    .iter()
-                    .map(|&(rate, p50)| RunRecord {
-                        figures: Figures {
-                            msgs_per_s: rate,
-                            p50_ns: Some(p50),
-                            p99_ns: Some(p50 * 2.0),
-                            ..Figures::default()
-                        },
-                        roles: Vec::new(),
-                        histogram: None,
-                        lateness: None,
-                    })
-                    .collect(),
-                median: None,
-            })
-            .collect();
-        settle(&mut r);
-        r
-    }
-
-    #[test]
-    fn the_better_mode_wins_by_the_figure_its_pattern_counts() {
-        use RecvMode::{Polling, Waiting};
-        // A stream counts its rate: polling's higher rate wins though its p50 is worse.
-        let s = measured("stream/16B", &[(Waiting, &[(1e6, 10.0)]), (Polling, &[(2e6, 50.0)])]);
-        assert_eq!((s.best_mode, s.median.unwrap().msgs_per_s), (Some(Polling), 2e6));
-        // A round trip counts its p50: waiting's lower p50 wins though its rate is lower.
-        let r = measured("stream-rtt/16B", &[(Waiting, &[(1e6, 10.0)]), (Polling, &[(2e6, 50.0)])]);
-        assert_eq!((r.best_mode, r.median.unwrap().p50_ns), (Some(Waiting), Some(10.0)));
-        assert_eq!(r.spread.as_ref().unwrap().figure, Figure::P50Ns);
-        assert_eq!(counted(Pattern::Service), Figure::MsgsPerS);
-        // A failed result keeps each mode's median, and has no figure.
-        let mut failed = measured("stream/16B", &[(Waiting, &[(1e6, 10.0)])]);
-        failed.status = Status::Failed;
-        failed.median = None;
-        settle(&mut failed);
-        assert!(failed.median.is_none() && failed.modes[0].median.is_some());
-    }
-
-    #[test]
-    fn the_spread_is_the_runs_range_over_the_median_and_noisy_above_the_threshold() {
-        let runs: &[(f64, f64)] = &[(90.0, 1.0), (100.0, 1.0), (120.0, 1.0)];
-        let r = measured("stream/16B", &[(RecvMode::Waiting, runs)]);
-        let s = r.spread.as_ref().unwrap();
-        assert_eq!((s.figure, s.min, s.max), (Figure::MsgsPerS, 90.0, 120.0));
-        assert!((s.relative - 0.3).abs() < 1e-12);
-        assert!(noisy(&r));
-        let quiet: &[(f64, f64)] = &[(96.0, 1.0), (100.0, 1.0), (105.0, 1.0)];
-        assert!(!noisy(&measured("stream/16B", &[(RecvMode::Waiting, quiet)])), "9% is not noisy");
-    }
-
-    #[test]
-    fn a_result_whose_runs_reach_the_fastest_is_level_and_one_below_is_behind() {
-        let w = RecvMode::Waiting;
-        let fastest = measured("stream/16B", &[(w, &[(90.0, 1.0), (100.0, 1.0), (110.0, 1.0)])]);
-        let level = measured("stream/16B", &[(w, &[(70.0, 1.0), (80.0, 1.0), (95.0, 1.0)])]);
-        let behind = measured("stream/16B", &[(w, &[(70.0, 1.0), (80.0, 1.0), (85.0, 1.0)])]);
-        let row = [&fastest, &level, &behind];
-        assert_eq!(rank(&fastest, row), Some(Rank::Fastest));
-        assert_eq!(rank(&level, row), Some(Rank::Level));
-        assert_eq!(rank(&behind, row), Some(Rank::Behind));
-        // Round trips rank by latency: the lowest p50 is the fastest.
-        let quick = measured("stream-rtt/16B", &[(w, &[(1.0, 500.0)])]);
-        let slow = measured("stream-rtt/16B", &[(w, &[(2.0, 900.0)])]);
-        assert_eq!(rank(&quick, [&quick, &slow]), Some(Rank::Fastest));
-        assert_eq!(rank(&slow, [&quick, &slow]), Some(Rank::Behind));
-    }
-}
+mod tests;

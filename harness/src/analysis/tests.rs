@@ -1,0 +1,211 @@
+//! The rules of `analysis` on hand-made reports and runs.
+
+use super::*;
+use crate::results::ModeResult;
+use ipcbench_api::RecvMode;
+
+const ONE: Requests = Requests::ToOneServer;
+
+fn role(role: &str, f: impl FnOnce(&mut RoleReport)) -> RoleReport {
+    let mut r = RoleReport {
+        window_start_ns: 1_000,
+        window_end_ns: 1_000_001_000,
+        ..RoleReport::new(Role::parse(role).unwrap(), 0)
+    };
+    f(&mut r);
+    r
+}
+
+fn case(name: &str) -> Case {
+    crate::matrix::find(name).unwrap()
+}
+
+#[test]
+fn a_lossless_stream_that_lost_a_message_is_broken() {
+    let sender = role("sender", |r| (r.sent, r.measured) = (100, 80));
+    let whole = role("receiver", |r| (r.received, r.received_measured) = (100, 80));
+    let f = figures(&case("stream/16B"), &[sender.clone(), whole], ONE).unwrap();
+    assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
+    let short = role("receiver", |r| (r.received, r.received_measured) = (99, 79));
+    let err = figures(&case("stream/16B"), &[sender, short], ONE).unwrap_err();
+    assert_eq!(err.role, "receiver 0");
+    assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
+}
+
+#[test]
+fn a_lossy_broadcast_takes_the_slowest_subscriber_and_the_share_lost() {
+    let publisher = role("publisher", |r| (r.sent, r.measured) = (1000, 1000));
+    let a = role("subscriber", |r| {
+        (r.received, r.received_measured, r.lost, r.lost_measured) = (900, 900, 100, 100)
+    });
+    let b = role("subscriber", |r| {
+        (r.received, r.received_measured, r.lost, r.lost_measured) = (700, 700, 300, 300)
+    });
+    let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()], ONE).unwrap();
+    assert_eq!(f.msgs_per_s, 700.0);
+    // The slowest subscriber's loss, not the 20 % pooled over both.
+    assert_eq!(f.lost_share, Some(0.3));
+    let disagreeing = RoleReport { library_lost: 299, ..b };
+    let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing], ONE).unwrap_err();
+    assert!(err.reason.contains("the library says 299"), "{}", err.reason);
+}
+
+#[test]
+fn cost_adds_up_the_processes_and_divides_by_the_rate() {
+    use crate::results::Cost;
+    let window = 1_000_000_000;
+    let spent = |cpu: u64, rss: u64| {
+        Some(Cost { window_ns: window, user_ns: cpu, peak_rss_bytes: rss, threads: 1, ..Cost::default() })
+    };
+    let sender = role("sender", |r| {
+        (r.sent, r.measured) = (1000, 1000);
+        r.cost = spent(window, 4 << 20);
+    });
+    let receiver = role("receiver", |r| {
+        (r.received, r.received_measured) = (1000, 1000);
+        r.cost = spent(window / 2, 2 << 20);
+    });
+    let f = figures(&case("stream/16B"), &[sender.clone(), receiver.clone()], ONE).unwrap();
+    assert_eq!(f.cores_busy, Some(1.5));
+    assert_eq!(f.cpu_ns_per_msg, Some(1.5e6), "1.5 CPU seconds a second over 1000 messages a second");
+    assert_eq!(f.peak_rss_bytes, Some((6 << 20) as f64));
+    let unmetered = RoleReport { cost: None, ..receiver };
+    let f = figures(&case("stream/16B"), &[sender, unmetered], ONE).unwrap();
+    assert_eq!((f.cores_busy, f.cpu_ns_per_msg, f.peak_rss_bytes), (None, None, None));
+}
+
+#[test]
+fn a_service_whose_servers_miss_a_request_is_broken() {
+    let client = role("client", |r| (r.sent, r.measured) = (10, 5));
+    let server = role("server", |r| r.received = 9);
+    let err = figures(&case("service/1c1s/16B"), &[client, server], ONE).unwrap_err();
+    assert!(err.reason.contains("servers took 9 requests; clients sent 10"), "{}", err.reason);
+}
+
+#[test]
+fn where_every_server_answers_every_request_each_must_take_it() {
+    let case = case("service/4c4s/16B");
+    let clients = (0..4).map(|i| role("client", |r| (r.index, r.sent, r.measured) = (i, 10, 5)));
+    let servers = |took: u64| (0..4).map(move |i| role("server", |r| (r.index, r.received) = (i, took)));
+    let all: Vec<RoleReport> = clients.clone().chain(servers(40)).collect();
+    assert!(figures(&case, &all, Requests::ToEveryServer).is_ok());
+    let err = figures(&case, &all, ONE).unwrap_err();
+    assert!(err.reason.contains("servers took 160 requests; clients sent 40"), "{}", err.reason);
+    let short: Vec<RoleReport> = clients.chain(servers(39)).collect();
+    let err = figures(&case, &short, Requests::ToEveryServer).unwrap_err();
+    assert!(
+        err.reason.contains("took 156 requests; clients sent 40, each to all 4 servers"),
+        "{}",
+        err.reason
+    );
+}
+
+#[test]
+fn medians_take_the_middle_run() {
+    let f = |r| Figures { msgs_per_s: r, ..Default::default() };
+    assert_eq!(median(&[f(3.0), f(1.0), f(2.0)]).unwrap().msgs_per_s, 2.0);
+    assert_eq!(median(&[f(1.0), f(2.0)]).unwrap().msgs_per_s, 1.5);
+    assert!(median(&[]).is_none());
+}
+
+/// A result of `pattern` with one receive mode per entry of `modes`, each mode's runs'
+/// (rate, p50) as given.
+fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
+    let case = case(pattern);
+    // A passed result of the case, built here (the driver's ledger is not this module's to use).
+    let mut r = CaseResult {
+        case: case.name.clone(),
+        pattern: case.pattern(),
+        size: case.size,
+        batch: None,
+        library: "fastipc".into(),
+        processes: case.roles().len(),
+        oversubscribed: false,
+        status: Status::Ok,
+        reason: None,
+        best_mode: None,
+        median: None,
+        spread: None,
+        note: None,
+        placement: None,
+        runs_taken: None,
+        interval_width: None,
+        concurrent_runs: Vec::new(),
+        host_state: None,
+        modes: Vec::new(),
+    };
+    r.modes = modes
+        .iter()
+        .map(|(mode, runs)| ModeResult {
+            mode: *mode,
+            runs: runs
+                .iter()
+                .map(|&(rate, p50)| RunRecord {
+                    figures: Figures {
+                        msgs_per_s: rate,
+                        p50_ns: Some(p50),
+                        p99_ns: Some(p50 * 2.0),
+                        ..Figures::default()
+                    },
+                    roles: Vec::new(),
+                    histogram: None,
+                    lateness: None,
+                    round: None,
+                    host: None,
+                    state: None,
+                })
+                .collect(),
+            median: None,
+        })
+        .collect();
+    settle(&mut r);
+    r
+}
+
+#[test]
+fn the_better_mode_wins_by_the_figure_its_pattern_counts() {
+    use RecvMode::{Polling, Waiting};
+    // A stream counts its rate: polling's higher rate wins though its p50 is worse.
+    let s = measured("stream/16B", &[(Waiting, &[(1e6, 10.0)]), (Polling, &[(2e6, 50.0)])]);
+    assert_eq!((s.best_mode, s.median.unwrap().msgs_per_s), (Some(Polling), 2e6));
+    // A round trip counts its p50: waiting's lower p50 wins though its rate is lower.
+    let r = measured("stream-rtt/16B", &[(Waiting, &[(1e6, 10.0)]), (Polling, &[(2e6, 50.0)])]);
+    assert_eq!((r.best_mode, r.median.unwrap().p50_ns), (Some(Waiting), Some(10.0)));
+    assert_eq!(r.spread.as_ref().unwrap().figure, Figure::P50Ns);
+    assert_eq!(counted(Pattern::Service), Figure::MsgsPerS);
+    // A failed result keeps each mode's median, and has no figure.
+    let mut failed = measured("stream/16B", &[(Waiting, &[(1e6, 10.0)])]);
+    failed.status = Status::Failed;
+    failed.median = None;
+    settle(&mut failed);
+    assert!(failed.median.is_none() && failed.modes[0].median.is_some());
+}
+
+#[test]
+fn the_spread_is_the_runs_range_over_the_median_and_noisy_above_the_threshold() {
+    let runs: &[(f64, f64)] = &[(90.0, 1.0), (100.0, 1.0), (120.0, 1.0)];
+    let r = measured("stream/16B", &[(RecvMode::Waiting, runs)]);
+    let s = r.spread.as_ref().unwrap();
+    assert_eq!((s.figure, s.min, s.max), (Figure::MsgsPerS, 90.0, 120.0));
+    assert!((s.relative - 0.3).abs() < 1e-12);
+    assert!(noisy(&r));
+    let quiet: &[(f64, f64)] = &[(96.0, 1.0), (100.0, 1.0), (105.0, 1.0)];
+    assert!(!noisy(&measured("stream/16B", &[(RecvMode::Waiting, quiet)])), "9% is not noisy");
+}
+
+#[test]
+fn a_result_whose_runs_reach_the_fastest_is_level_and_one_below_is_behind() {
+    let w = RecvMode::Waiting;
+    let fastest = measured("stream/16B", &[(w, &[(90.0, 1.0), (100.0, 1.0), (110.0, 1.0)])]);
+    let level = measured("stream/16B", &[(w, &[(70.0, 1.0), (80.0, 1.0), (95.0, 1.0)])]);
+    let behind = measured("stream/16B", &[(w, &[(70.0, 1.0), (80.0, 1.0), (85.0, 1.0)])]);
+    let row = [&fastest, &level, &behind];
+    assert_eq!(rank(&fastest, row), Some(Rank::Fastest));
+    assert_eq!(rank(&level, row), Some(Rank::Level));
+    assert_eq!(rank(&behind, row), Some(Rank::Behind));
+    // Round trips rank by latency: the lowest p50 is the fastest.
+    let quick = measured("stream-rtt/16B", &[(w, &[(1.0, 500.0)])]);
+    let slow = measured("stream-rtt/16B", &[(w, &[(2.0, 900.0)])]);
+    assert_eq!(rank(&quick, [&quick, &slow]), Some(Rank::Fastest));
+    assert_eq!(rank(&slow, [&quick, &slow]), Some(Rank::Behind));
+}

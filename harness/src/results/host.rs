@@ -1,0 +1,115 @@
+//! What the results file keeps of the host's state: each run's probes before and after its
+//! measured window, the states a run's probes fell into, and which state each result's figure
+//! comes from (`host::states` finds them; `analysis` decides what is ranked).
+
+use serde::{Deserialize, Serialize};
+
+use super::Figures;
+use crate::format::nanos;
+
+/// One probe of the host.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The polling floor's p50: a cache line's round trip between two spinning processes
+    /// (absent with one core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polling_ns: Option<f64>,
+    /// The waiting floor's p50: two processes that sleep on a futex and wake each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_ns: Option<f64>,
+    /// One system call that does no work (getppid): the fastest of a few batches, which an
+    /// interruption inside one batch cannot move.
+    pub syscall_ns: f64,
+}
+
+impl Probe {
+    /// Each figure of the probe by name, for the states and the text.
+    pub fn dimensions(&self) -> [(&'static str, Option<f64>); 3] {
+        [("polling", self.polling_ns), ("waiting", self.waiting_ns), ("syscall", Some(self.syscall_ns))]
+    }
+
+    /// `polling 412 ns, waiting 31.2 µs, syscall 96 ns`.
+    pub fn text(&self) -> String {
+        self.dimensions()
+            .iter()
+            .filter_map(|(name, v)| Some(format!("{name} {}", nanos((*v)?))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One run's view of the host: its probe right before and right after the trial, the steal
+/// time between them, when it ran, and how often it was taken again because the probe moved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostRecord {
+    pub before: Probe,
+    pub after: Probe,
+    /// The share of the machine's CPU time the hypervisor gave to others between the probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_share: Option<f64>,
+    /// Seconds from the run's start (or its resumption) to the probe before.
+    pub at_s: f64,
+    /// The times this run was taken again because its probe moved between before and after.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retakes: u32,
+    /// Its probe still moved after the last retake: kept, marked, and in no state.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moved: bool,
+    /// The first probe after, when it differed from the one before and a second, taken a moment
+    /// later, did not: a change of the host shorter than the probes' spacing, not the window's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refuted: Option<Probe>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A state the host showed during the run: the probes that cluster together, by their medians.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostState {
+    /// A, B, ...: the order of the states' polling floors (then their system calls).
+    pub label: String,
+    pub probe: Probe,
+    /// The runs in it, and their share of the runs that were in a state.
+    pub runs: u32,
+    pub share: f64,
+}
+
+/// Which state a result's figure comes from, and what it did in the others.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultState {
+    /// The state its figure comes from: its case's (the one the case's runs share most), or its
+    /// own most common one when it has no run in its case's.
+    pub state: String,
+    /// Runs of its figure's receive mode in that state, of all its runs of that mode.
+    pub runs: u32,
+    pub of: u32,
+    /// Whether it is ranked among its case's libraries (false: shown, not ranked; `why` says why).
+    pub ranked: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Its runs and their median in every other state (and in none: probes that moved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherState>,
+    /// Its runs in the state fall into clusters apart (`host::states::groups` on the figure
+    /// that counts): each cluster's median and share; empty when they do not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<Cluster>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OtherState {
+    /// The state's label, or `moved` for runs whose probe moved under them.
+    pub state: String,
+    pub runs: u32,
+    pub median: Figures,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The median of the figure that counts over the cluster's runs.
+    pub median: f64,
+    pub runs: u32,
+    pub share: f64,
+}
