@@ -296,9 +296,12 @@ impl Trial<'_> {
         if ended.iter().any(|&(_, s)| by_interrupt(s)) {
             return TrialError::Interrupted;
         }
+        // A signal sent from outside (SIGKILL: the OOM killer, a user, an injected fault) is
+        // never a reaction; a library's own abort often is one, to a peer that went away.
         let first = ended
             .iter()
-            .find(|(_, s)| s.signal().is_some())
+            .find(|(_, s)| s.signal() == Some(libc::SIGKILL))
+            .or_else(|| ended.iter().find(|(_, s)| s.signal().is_some()))
             .or_else(|| ended.iter().find(|(j, _)| *j == i))
             .copied();
         let Some((cause, status)) = first else {
