@@ -66,6 +66,19 @@ fn counted_values(r: &CaseResult, runs: &[RunRecord], state: &str) -> Vec<f64> {
 /// Each cluster of `values` (`groups` at `SPLIT_GAP`), when there are at least two of two runs or more: a
 /// result that splits in two. Empty otherwise.
 pub fn clusters(values: &[f64]) -> Vec<Cluster> {
+    split_values(values)
+        .into_iter()
+        .map(|c| Cluster {
+            runs: c.len() as u32,
+            share: c.len() as f64 / values.len() as f64,
+            median: middle(c).expect("a group is not empty"),
+        })
+        .collect()
+}
+
+/// The values of each group of `values` at `SPLIT_GAP`, low first, when at least two groups
+/// hold two or more; empty otherwise. `clusters` and `compare` both take them from here.
+pub fn split_values(values: &[f64]) -> Vec<Vec<f64>> {
     let g = groups(values, SPLIT_GAP);
     let n = g.iter().max().map_or(0, |m| m + 1);
     let each: Vec<Vec<f64>> = (0..n)
@@ -74,13 +87,7 @@ pub fn clusters(values: &[f64]) -> Vec<Cluster> {
     if each.iter().filter(|c| c.len() >= 2).count() < 2 {
         return Vec::new();
     }
-    each.into_iter()
-        .map(|c| Cluster {
-            runs: c.len() as u32,
-            share: c.len() as f64 / values.len() as f64,
-            median: middle(c).expect("a group is not empty"),
-        })
-        .collect()
+    each
 }
 
 /// Whether a measured result of a probed case needs another run: a mode short of `need` runs in

@@ -2,8 +2,8 @@
 //! that a state means the same in OLD and in NEW, and for each row the runs of the state both
 //! files measured it in. A result that splits in two is held cluster against cluster.
 
-use crate::analysis::states::{SPLIT_GAP, clusters};
-use crate::host::states::{States, groups, median_probe};
+use crate::analysis::states::split_values;
+use crate::host::states::{States, median_probe};
 use crate::noise;
 use crate::results::{Document, Probe, RunRecord};
 
@@ -152,15 +152,11 @@ pub fn change(old: &[f64], new: &[f64]) -> Option<((f64, f64, f64), bool)> {
 
 /// A side's runs as clusters (`analysis::states::clusters`), or as one.
 fn split(values: &[f64]) -> Vec<Vec<f64>> {
-    if clusters(values).is_empty() {
+    let each = split_values(values);
+    if each.is_empty() {
         return vec![values.to_vec()];
     }
-    let g = groups(values, SPLIT_GAP);
-    let n = g.iter().max().map_or(0, |m| m + 1);
-    (0..n)
-        .map(|k| values.iter().zip(&g).filter(|(_, gk)| **gk == k).map(|(v, _)| *v).collect::<Vec<f64>>())
-        .filter(|c| c.len() >= 2)
-        .collect()
+    each.into_iter().filter(|c| c.len() >= 2).collect()
 }
 
 /// How far apart two clusters' medians are, as a factor.
