@@ -123,15 +123,18 @@ fn a_foreign_object_of_a_trials_name_fails_the_trial_and_is_left_alone() {
     t.nothing_left(pid);
 }
 
-/// A /dev/shm of 1 MiB: a trial whose library says it needs more fails before its children
+/// A /dev/shm of 64 KiB: a trial whose library says it needs more fails before its children
 /// start, saying what is free and what it needs; one whose library cannot say dies of SIGBUS,
-/// and the reason says so with /dev/shm's free space; the rest of the run goes on.
+/// and the reason says so with /dev/shm's free space; the rest of the run goes on. 64 KiB, not
+/// more: iceoryx2's set-up alone touches more than 256 KiB of its segments with this buffer,
+/// while what its window touches depends on how far its publisher runs ahead (with 1 MiB it
+/// sometimes fits, and the trial passes).
 #[test]
 fn a_dev_shm_too_small_fails_each_trial_that_needs_more_and_says_so() {
     let t = RunTest::new("small-shm");
     let out = t.out.to_str().unwrap().to_string();
     let (pid, output) = to_the_end(&mut in_private_mounts(
-        "mount -t tmpfs -o size=1m none /dev/shm && exec \"$0\" \"$@\"",
+        "mount -t tmpfs -o size=64k none /dev/shm && exec \"$0\" \"$@\"",
         Path::new(BIN),
         &[
             "run",
@@ -154,11 +157,11 @@ fn a_dev_shm_too_small_fails_each_trial_that_needs_more_and_says_so() {
     let doc = the_json(&t.out);
     for lib in ["aeron", "boost"] {
         let r = results_of(&doc, "stream/1KiB", lib);
-        let reason = r["reason"].as_str().unwrap();
-        assert!(reason.contains("/dev/shm has 1.0 MiB free, the case needs about"), "{lib}: {reason}");
+        let reason = r["reason"].as_str().unwrap_or_else(|| panic!("{lib} has no reason: {r}"));
+        assert!(reason.contains("/dev/shm has 64 KiB free, the case needs about"), "{lib}: {reason}");
     }
     let r = results_of(&doc, "stream/1KiB", "iceoryx2");
-    let reason = r["reason"].as_str().unwrap();
+    let reason = r["reason"].as_str().unwrap_or_else(|| panic!("iceoryx2 has no reason: {r}"));
     assert!(reason.contains("(SIGBUS)") && reason.contains("/dev/shm has"), "iceoryx2: {reason}");
     assert_eq!(results_of(&doc, "stream/1KiB", "uds")["status"], "ok");
     t.nothing_left(pid);
