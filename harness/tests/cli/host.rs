@@ -26,9 +26,20 @@ fn every_run_carries_its_probes_and_every_result_its_state() {
     assert_eq!(doc["settings"]["order"], "rounds");
     let states = doc["states"].as_array().unwrap();
     let labels: Vec<&str> = states.iter().map(|s| s["label"].as_str().unwrap()).collect();
-    assert!(!labels.is_empty(), "{doc}");
+    // States come from the polling floors the probes measured; a floor can run out of its time
+    // while other tests hold both cores, and a run none of whose probes has one has no state.
+    let floors = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["modes"].as_array().unwrap())
+        .flat_map(|m| m["runs"].as_array().unwrap())
+        .flat_map(|run| [&run["host"]["before"], &run["host"]["after"]])
+        .filter(|p| p["polling_ns"].as_f64().is_some())
+        .count();
+    assert_eq!(labels.is_empty(), floors == 0, "{floors} polling floors: {states:?}");
     let share: f64 = states.iter().map(|s| s["share"].as_f64().unwrap()).sum();
-    assert!((share - 1.0).abs() < 1e-9, "{states:?}");
+    assert!(labels.is_empty() || (share - 1.0).abs() < 1e-9, "{states:?}");
     for r in doc["results"].as_array().unwrap() {
         assert_eq!(r["status"], "ok", "{r}");
         let hs = &r["host_state"];
@@ -64,9 +75,13 @@ fn every_run_carries_its_probes_and_every_result_its_state() {
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(html.contains("id=\"chart-timeline\""), "no timeline in the page");
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
-    assert!(md.contains("charts/timeline.png") && md.contains("host states (runs' probes)"), "{md}");
+    assert!(md.contains("charts/timeline.png"), "{md}");
+    assert_eq!(md.contains("host states (runs' probes)"), !labels.is_empty(), "{md}");
     assert!(
-        md.contains(&format!("{}: polling ", labels[0])) || md.contains(&format!("{}: waiting ", labels[0]))
+        labels
+            .first()
+            .is_none_or(|l| md.contains(&format!("{l}: polling ")) || md.contains(&format!("{l}: waiting "))),
+        "{md}"
     );
     t.nothing_left(pid);
 }
