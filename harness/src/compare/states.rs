@@ -150,7 +150,7 @@ pub fn change(old: &[f64], new: &[f64]) -> Option<((f64, f64, f64), bool)> {
     out.map(|c| (c, true))
 }
 
-/// A side's runs as clusters (`analysis::states::clusters`), or as one.
+/// A side's runs as clusters of two or more (`analysis::states::split_values`), or as one.
 fn split(values: &[f64]) -> Vec<Vec<f64>> {
     let each = split_values(values);
     if each.is_empty() {
