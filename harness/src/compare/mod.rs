@@ -57,6 +57,21 @@ pub enum Verdict {
     WithinNoise,
     /// The two files measured it in no common state of the host: no verdict.
     NoSharedState,
+    /// Beyond the threshold, with fewer than `VERDICT_RUNS` runs on a side: no verdict.
+    TooFewRuns,
+}
+
+/// The runs a side needs for a verdict. With two a side, chance alone puts one side's runs all
+/// beyond the other's in 2 of their 6 orders, and the interval then leaves out zero: a third of
+/// the rows that vary beyond the threshold would be called changed between two runs of one
+/// binary. With three it is 2 of 20 (`chance`).
+pub const VERDICT_RUNS: usize = 3;
+
+/// The chance that `n` runs a side of one binary fall all of one side beyond all of the other,
+/// which is when a bootstrap of so few runs calls a change: 2 of the C(2n, n) orders.
+pub fn chance(n: usize) -> f64 {
+    let orders = (0..n).fold(1.0, |c, k| c * (2 * n - k) as f64 / (k + 1) as f64);
+    2.0 / orders
 }
 
 impl Verdict {
@@ -69,6 +84,7 @@ impl Verdict {
             (Verdict::NoChange, _) => "no change",
             (Verdict::WithinNoise, _) => "no change within noise",
             (Verdict::NoSharedState, _) => "no shared host state",
+            (Verdict::TooFewRuns, _) => "too few runs to tell",
         }
     }
 }
@@ -188,10 +204,12 @@ fn side(path: &Path, doc: &Document) -> Side {
     }
 }
 
-fn verdict(m: Measure, (change, low, high): (f64, f64, f64), threshold: f64) -> Verdict {
+fn verdict(m: Measure, (change, low, high): (f64, f64, f64), threshold: f64, runs: usize) -> Verdict {
     let better = (change > 0.0) == m.higher_is_better();
     if change.abs() <= threshold {
         Verdict::NoChange
+    } else if runs < VERDICT_RUNS {
+        Verdict::TooFewRuns
     } else if low <= 0.0 && high >= 0.0 {
         Verdict::WithinNoise
     } else if better {
@@ -233,11 +251,14 @@ pub fn compare(
     }
     let (o, n) = (side(old_path, old), side(new_path, new));
     notes.extend(notes::host((old, &o), (new, &n)));
-    if o.runs.min(n.runs) <= 3 {
+    let fewest = o.runs.min(n.runs) as usize;
+    if fewest <= 3 {
         notes.push(format!(
-            "With {} runs behind a median its interval is the runs' whole range: only a change larger than the \
-             runs' spread is a verdict (more --runs narrow it).",
-            o.runs.min(n.runs)
+            "With {fewest} runs behind a median its interval is the runs' whole range: only a change larger than \
+             the runs' spread is a verdict (more --runs narrow it). Even so, chance alone puts {fewest} runs of one \
+             binary all beyond {fewest} others, and calls a change, in {:.0} % of the figures that vary beyond the \
+             threshold; on fewer than {VERDICT_RUNS} runs a side (in their state) a change is too few runs to tell.",
+            100.0 * chance(fewest.max(1))
         ));
     }
     let joint = states::Joint::of(old, new);
@@ -335,7 +356,7 @@ pub fn compare(
                     change: ch.0,
                     low: ch.1,
                     high: ch.2,
-                    verdict: verdict(figure, ch, threshold),
+                    verdict: verdict(figure, ch, threshold, a.len().min(b.len())),
                     state,
                     note,
                 });
@@ -438,6 +459,12 @@ impl Comparison {
             count(Verdict::NoChange),
             count(Verdict::WithinNoise)
         );
+        if count(Verdict::TooFewRuns) > 0 {
+            out.push_str(&format!(
+                " {} beyond the threshold on fewer than {VERDICT_RUNS} runs a side (in their state): too few to tell.",
+                count(Verdict::TooFewRuns)
+            ));
+        }
         if count(Verdict::NoSharedState) > 0 {
             out.push_str(&format!(
                 " {} measured in no host state common to both files: no verdict.",
@@ -524,11 +551,22 @@ mod tests {
     #[test]
     fn a_verdict_needs_the_threshold_and_the_noise_both() {
         let t = 0.05;
-        assert_eq!(verdict(Measure::MsgsPerS, (-0.3, -0.4, -0.2), t), Verdict::Slower);
-        assert_eq!(verdict(Measure::P50Ns, (-0.3, -0.4, -0.2), t), Verdict::Faster);
-        assert_eq!(verdict(Measure::P50Ns, (0.3, -0.1, 0.6), t), Verdict::WithinNoise);
-        assert_eq!(verdict(Measure::MsgsPerS, (0.03, 0.01, 0.05), t), Verdict::NoChange);
+        assert_eq!(verdict(Measure::MsgsPerS, (-0.3, -0.4, -0.2), t, 3), Verdict::Slower);
+        assert_eq!(verdict(Measure::P50Ns, (-0.3, -0.4, -0.2), t, 3), Verdict::Faster);
+        assert_eq!(verdict(Measure::P50Ns, (0.3, -0.1, 0.6), t, 3), Verdict::WithinNoise);
+        assert_eq!(verdict(Measure::MsgsPerS, (0.03, 0.01, 0.05), t, 3), Verdict::NoChange);
+        // Two runs a side tell nothing beyond the threshold, however clear their interval.
+        assert_eq!(verdict(Measure::MsgsPerS, (-0.3, -0.4, -0.2), t, 2), Verdict::TooFewRuns);
+        assert_eq!(verdict(Measure::MsgsPerS, (0.03, 0.01, 0.05), t, 1), Verdict::NoChange);
         assert_eq!(Verdict::Slower.text(Measure::CpuNsPerMsg), "costlier");
+    }
+
+    #[test]
+    fn so_few_runs_fall_apart_by_chance_this_often() {
+        // 1 a side: either order; 2: 2 of 6; 3: 2 of 20; 4: 2 of 70.
+        for (n, p) in [(1, 1.0), (2, 1.0 / 3.0), (3, 0.1), (4, 2.0 / 70.0)] {
+            assert!((chance(n) - p).abs() < 1e-12, "{n}: {}", chance(n));
+        }
     }
 
     #[test]

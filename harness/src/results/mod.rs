@@ -18,7 +18,7 @@ mod settings;
 
 pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
-pub use host::{Cluster, HostRecord, HostState, OtherState, Probe, ResultState};
+pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
 pub use settings::{AutoRuns, Order, Pin, Settings};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -42,6 +42,9 @@ pub struct Document {
     /// The states the host showed, from every run's probes (`host::states`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<HostState>,
+    /// What the probes, their retakes and the extra rounds cost the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cost: Option<HostCost>,
     pub toolchain: BTreeMap<String, String>,
     pub libraries: Vec<LibraryRecord>,
     pub results: Vec<CaseResult>,
@@ -178,6 +181,11 @@ impl CaseResult {
     /// The host state its figure comes from, where its runs carry probes.
     pub fn state(&self) -> Option<&str> {
         self.host_state.as_ref().map(|s| s.state.as_str())
+    }
+
+    /// Its runs, every mode's.
+    pub fn run_count(&self) -> usize {
+        self.modes.iter().map(|m| m.runs.len()).sum()
     }
 }
 

@@ -31,8 +31,8 @@ use crate::matrix::{self, Case};
 use crate::options::{Options, Resume};
 use crate::report::{Source, terminal};
 use crate::results::{
-    self, AutoRuns, CaseResult, Document, HostRecord, LibraryRecord, Order, RunRecord, RunStatus, Settings,
-    Status,
+    self, AutoRuns, CaseResult, Document, HostCost, HostRecord, LibraryRecord, Order, RunRecord, RunStatus,
+    Settings, Status,
 };
 use progress::Progress;
 use schedule::Step;
@@ -112,6 +112,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 machine,
                 conditions: None,
                 states: Vec::new(),
+                host_cost: None,
                 toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
                 libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
                 results: Vec::new(),
@@ -178,6 +179,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         warned: Default::default(),
         clock: (std::time::Instant::now(), since_start(&doc.started)),
         retaken: Default::default(),
+        cost: Default::default(),
     };
     let mut trials = 0usize;
     let mut failed = 0;
@@ -261,6 +263,13 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     }
     doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
     doc.finished = Some(now());
+    // A run whose trials carried no probe (one core, or no case measured) cost nothing to watch.
+    let cost = ctx.cost();
+    if cost.probes_s > 0.0 {
+        let total = doc.host_cost.map_or(cost, |before| before.plus(cost));
+        console::say(&format!("ipcbench: watching the host took {}", total.text()));
+        doc.host_cost = Some(total);
+    }
     write(&doc)?;
     console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.wide, console::width()));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
@@ -282,9 +291,12 @@ pub struct RunContext<'a> {
     clock: (std::time::Instant, f64),
     /// The time spent on trials taken again because the host's probe moved.
     retaken: std::cell::Cell<std::time::Duration>,
+    /// What the probes, retakes and extra rounds have cost so far (its `wall_s` unused).
+    cost: std::cell::Cell<HostCost>,
 }
 
-/// The most of a run's time that retakes may take (the probes themselves take about 3 % more).
+/// The most of a run's time that retakes may take (the probes themselves took 1.6-1.7 % more
+/// here: `host_cost` in every file).
 const RETAKE_SHARE: f64 = 0.10;
 
 /// The document's states and every result's state anew (`analysis::states::resettle`), but
@@ -336,18 +348,18 @@ impl RunContext<'_> {
         loop {
             let at_s = self.clock.1 + self.clock.0.elapsed().as_secs_f64();
             let ticks = Ticks::now();
-            let before = Probe::take(self.cores, cpus);
+            let before = self.probe(cpus);
             let began = std::time::Instant::now();
             let mut record = trial.run()?;
             let took = began.elapsed();
-            let mut after = Probe::take(self.cores, cpus);
+            let mut after = self.probe(cpus);
             let steal_share = ticks.zip(Ticks::now()).and_then(|(a, b)| a.steal_share(b));
             let Some((before, first)) = before.zip(after) else { return Ok(record) };
             // A second look a moment later: the host flits between placements for a few
             // milliseconds now and then, which says nothing of the window before.
             let mut refuted = None;
             if host::states::moved_between(&before, &first)
-                && let Some(again) = Probe::take(self.cores, cpus)
+                && let Some(again) = self.probe(cpus)
                 && !host::states::moved_between(&before, &again)
             {
                 (refuted, after) = (Some(first), Some(again));
@@ -363,6 +375,7 @@ impl RunContext<'_> {
             if host.moved && retakes < host::states::RETAKES && within && !INTERRUPTED.load(Ordering::SeqCst)
             {
                 self.retaken.set(spent);
+                self.add_cost(|c| HostCost { retakes: 1, retakes_s: took.as_secs_f64(), ..c });
                 retakes += 1;
                 *trials += 1;
                 trial.number = *trials;
@@ -378,6 +391,24 @@ impl RunContext<'_> {
             record.host = Some(host);
             return Ok(record);
         }
+    }
+
+    /// A probe of the host, its time counted in the run's cost.
+    fn probe(&self, cpus: Option<(usize, usize)>) -> Option<Probe> {
+        let began = std::time::Instant::now();
+        let p = Probe::take(self.cores, cpus);
+        self.add_cost(|c| HostCost { probes_s: began.elapsed().as_secs_f64(), ..c });
+        p
+    }
+
+    /// Adds to the run's cost what `part` makes of a zero one.
+    fn add_cost(&self, part: impl FnOnce(HostCost) -> HostCost) {
+        self.cost.set(self.cost.get().plus(part(HostCost::default())));
+    }
+
+    /// What watching the host cost this part of the run, its whole time since the driver began.
+    fn cost(&self) -> HostCost {
+        HostCost { wall_s: self.clock.0.elapsed().as_secs_f64(), ..self.cost.get() }
     }
 
     /// `--runs auto`: more runs of a measured result until every mode's median interval is
@@ -436,7 +467,10 @@ impl RunContext<'_> {
             for i in needy {
                 let lib = &self.opts.libraries[i];
                 self.progress.borrow_mut().trials_added(lib.modes.len());
+                let (began, had) = (std::time::Instant::now(), row[i].0.run_count());
                 self.one_run(case, lib, &mut row[i].0, runs + k, trials);
+                let extra_runs = (row[i].0.run_count() - had) as u32;
+                self.add_cost(|c| HostCost { extra_runs, extra_s: began.elapsed().as_secs_f64(), ..c });
                 if row[i].0.status == Status::Interrupted {
                     return true;
                 }

@@ -152,6 +152,16 @@ fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_r
     let c = json_of(&out);
     let rows = c["rows"].as_array().unwrap();
     assert!(rows.len() >= 100, "figures compared: {}", rows.len());
+    // A verdict rests on 3 runs a side at least; a change on fewer is too few runs to tell.
+    let fewest = |r: &Value| r["old_runs"].as_u64().unwrap().min(r["new_runs"].as_u64().unwrap());
+    for r in rows {
+        match r["verdict"].as_str().unwrap() {
+            "faster" | "slower" | "within_noise" => assert!(fewest(r) >= 3, "{r}"),
+            "too_few_runs" => assert!(fewest(r) < 3 && r["change"].as_f64().unwrap().abs() > 0.05, "{r}"),
+            _ => {}
+        }
+    }
+    assert!(rows.iter().any(|r| r["verdict"] == "too_few_runs"), "this pair has rows on 2 runs a side");
     assert!(rows.iter().all(|r| r["state"].is_string()), "every row compared within a state");
     let notes = c["notes"].as_array().unwrap();
     assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with("The runs' probes, found together, show")));
@@ -168,14 +178,15 @@ fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_r
     let counted: Vec<&Value> =
         rows.iter().filter(|r| r["figure"] == "msgs_per_s" || r["figure"] == "p50_ns").collect();
     // The same states on both sides: never "no shared state"; a 30 % slowdown is slower, or
-    // hidden only by runs spread wider than it.
+    // hidden only by runs spread wider than it, or by too few runs in the state to tell.
     for r in &counted {
-        assert!(r["verdict"] == "slower" || r["verdict"] == "within_noise", "{r}");
+        assert!(["slower", "within_noise", "too_few_runs"].contains(&r["verdict"].as_str().unwrap()), "{r}");
     }
-    // (In this committed file 42 of 64; the rest are runs spread wider than 1/0.7 in their
-    // state, which three runs cannot tell from a 30 % change: docs/METHOD.md, "Host states".)
+    // (In this committed file 26 of 64; 23 have 2 runs in their state, and 15 runs spread wider
+    // than 1/0.7 there, which three runs cannot tell from a 30 % change: docs/METHOD.md, "Host
+    // states". Fixed seed: the counts are the file's.)
     let slower = counted.iter().filter(|r| r["verdict"] == "slower").count();
-    assert!(slower * 2 >= counted.len(), "{slower} of {} slower", counted.len());
+    assert!(slower * 3 >= counted.len(), "{slower} of {} slower", counted.len());
 
     // The same runs on a host in no state of the other file's: no verdict, and no failure.
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();

@@ -64,6 +64,23 @@ fn every_run_carries_its_probes_and_every_result_its_state() {
             }
         }
     }
+    // What watching the host cost is recorded, and adds up with the runs it counts.
+    let cost = &doc["host_cost"];
+    let secs = |k: &str| cost[k].as_f64().unwrap_or_else(|| panic!("host_cost.{k}: {cost}"));
+    assert!(secs("probes_s") > 0.0 && secs("retakes_s") >= 0.0 && secs("extra_s") >= 0.0, "{cost}");
+    assert!(secs("wall_s") > secs("probes_s") + secs("retakes_s"), "{cost}");
+    let runs: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["modes"].as_array().unwrap())
+        .flat_map(|m| m["runs"].as_array().unwrap())
+        .collect();
+    let retakes: u64 = runs.iter().map(|run| run["host"]["retakes"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(cost["retakes"].as_u64(), Some(retakes), "{cost}");
+    let extra = runs.iter().filter(|run| run["round"].as_u64().unwrap() > 2).count() as u64;
+    assert_eq!(cost["extra_runs"].as_u64(), Some(extra), "{cost}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("ipcbench: watching the host took probes "));
     // Each round's order turns by one: shm-ring, uds, pipe; then uds, pipe, shm-ring.
     for case in ["stream/16B", "stream-rtt/16B"] {
         let at = |lib, round| first_at(&doc, case, lib, round);
