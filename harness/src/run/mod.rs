@@ -178,7 +178,6 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         cpus: machine::allowed_cpus(),
         warned: Default::default(),
         clock: (std::time::Instant::now(), since_start(&doc.started)),
-        retaken: Default::default(),
         cost: Default::default(),
     };
     let mut trials = 0usize;
@@ -289,9 +288,8 @@ pub struct RunContext<'a> {
     /// When the driver began, and the seconds from the file's start to then: a run's place on
     /// the file's timeline.
     clock: (std::time::Instant, f64),
-    /// The time spent on trials taken again because the host's probe moved.
-    retaken: std::cell::Cell<std::time::Duration>,
-    /// What the probes, retakes and extra rounds have cost so far (its `wall_s` unused).
+    /// What the probes, retakes and extra rounds have cost so far (its `wall_s` unused); the
+    /// retakes' time is also what their budget is held to.
     cost: std::cell::Cell<HostCost>,
 }
 
@@ -370,12 +368,11 @@ impl RunContext<'_> {
             // Retakes stay within their share of the run's time so far: a host that flits all
             // the time costs the run a bounded share, and the runs it could not retake are
             // marked instead.
-            let spent = self.retaken.get() + took;
-            let within = spent.as_secs_f64() <= RETAKE_SHARE * self.clock.0.elapsed().as_secs_f64();
+            let spent = self.cost.get().retakes_s + took.as_secs_f64();
+            let within = spent <= RETAKE_SHARE * self.clock.0.elapsed().as_secs_f64();
             if host.moved && retakes < host::states::RETAKES && within && !INTERRUPTED.load(Ordering::SeqCst)
             {
-                self.retaken.set(spent);
-                self.add_cost(|c| HostCost { retakes: 1, retakes_s: took.as_secs_f64(), ..c });
+                self.add_cost(HostCost { retakes: 1, retakes_s: took.as_secs_f64(), ..HostCost::default() });
                 retakes += 1;
                 *trials += 1;
                 trial.number = *trials;
@@ -397,13 +394,13 @@ impl RunContext<'_> {
     fn probe(&self, cpus: Option<(usize, usize)>) -> Option<Probe> {
         let began = std::time::Instant::now();
         let p = Probe::take(self.cores, cpus);
-        self.add_cost(|c| HostCost { probes_s: began.elapsed().as_secs_f64(), ..c });
+        self.add_cost(HostCost { probes_s: began.elapsed().as_secs_f64(), ..HostCost::default() });
         p
     }
 
-    /// Adds to the run's cost what `part` makes of a zero one.
-    fn add_cost(&self, part: impl FnOnce(HostCost) -> HostCost) {
-        self.cost.set(self.cost.get().plus(part(HostCost::default())));
+    /// Adds `part` to the run's cost.
+    fn add_cost(&self, part: HostCost) {
+        self.cost.set(self.cost.get().plus(part));
     }
 
     /// What watching the host cost this part of the run, its whole time since the driver began.
@@ -470,7 +467,11 @@ impl RunContext<'_> {
                 let (began, had) = (std::time::Instant::now(), row[i].0.run_count());
                 self.one_run(case, lib, &mut row[i].0, runs + k, trials);
                 let extra_runs = (row[i].0.run_count() - had) as u32;
-                self.add_cost(|c| HostCost { extra_runs, extra_s: began.elapsed().as_secs_f64(), ..c });
+                self.add_cost(HostCost {
+                    extra_runs,
+                    extra_s: began.elapsed().as_secs_f64(),
+                    ..HostCost::default()
+                });
                 if row[i].0.status == Status::Interrupted {
                     return true;
                 }

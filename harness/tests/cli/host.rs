@@ -26,14 +26,17 @@ fn every_run_carries_its_probes_and_every_result_its_state() {
     assert_eq!(doc["settings"]["order"], "rounds");
     let states = doc["states"].as_array().unwrap();
     let labels: Vec<&str> = states.iter().map(|s| s["label"].as_str().unwrap()).collect();
-    // States come from the polling floors the probes measured; a floor can run out of its time
-    // while other tests hold both cores, and a run none of whose probes has one has no state.
-    let floors = doc["results"]
+    let runs: Vec<&Value> = doc["results"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|r| r["modes"].as_array().unwrap())
         .flat_map(|m| m["runs"].as_array().unwrap())
+        .collect();
+    // States come from the polling floors the probes measured; a floor can run out of its time
+    // while other tests hold both cores, and a run none of whose probes has one has no state.
+    let floors = runs
+        .iter()
         .flat_map(|run| [&run["host"]["before"], &run["host"]["after"]])
         .filter(|p| p["polling_ns"].as_f64().is_some())
         .count();
@@ -69,13 +72,6 @@ fn every_run_carries_its_probes_and_every_result_its_state() {
     let secs = |k: &str| cost[k].as_f64().unwrap_or_else(|| panic!("host_cost.{k}: {cost}"));
     assert!(secs("probes_s") > 0.0 && secs("retakes_s") >= 0.0 && secs("extra_s") >= 0.0, "{cost}");
     assert!(secs("wall_s") > secs("probes_s") + secs("retakes_s"), "{cost}");
-    let runs: Vec<&Value> = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|r| r["modes"].as_array().unwrap())
-        .flat_map(|m| m["runs"].as_array().unwrap())
-        .collect();
     let retakes: u64 = runs.iter().map(|run| run["host"]["retakes"].as_u64().unwrap_or(0)).sum();
     assert_eq!(cost["retakes"].as_u64(), Some(retakes), "{cost}");
     let extra = runs.iter().filter(|run| run["round"].as_u64().unwrap() > 2).count() as u64;
