@@ -6,7 +6,6 @@
 //! (`scatter`) each library's rate against its CPU per message.
 
 use std::path::Path;
-use std::sync::Once;
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
@@ -15,41 +14,12 @@ use plotters::prelude::*;
 
 use super::View;
 use super::families::Family;
+use super::plot::{COLORS, Chart, DrawResult, Place, SANS, font, mode_color};
 use super::{cost, floor};
 use crate::analysis;
 use crate::matrix::Pattern;
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
-
-/// DejaVu Sans, compiled in: PNGs need a font, and the machine's own are not looked up.
-static FONT: &[u8] = include_bytes!("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
-pub const SANS: &str = "sans-serif";
-
-/// A chart written as `<name>.svg` and `<name>.png`.
-pub struct Chart {
-    pub name: String,
-    pub title: String,
-    pub section: Section,
-}
-
-/// Where a report shows a chart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Section {
-    /// Where every library stands, at the top.
-    Placing,
-    /// A family's chart, above its table.
-    Family(Family),
-    /// Under the table of the receive modes.
-    Modes,
-    /// Under the table of what each figure cost.
-    Cost,
-    /// A timed case's percentile spectrum (`spectrum`), under its family's table.
-    Spectrum(Family),
-    /// Figures against message size (`sizes`).
-    Sizes,
-    /// The host's probes across a run (`timeline`), under the machines table.
-    Host,
-}
 
 /// One panel: a value per (case, series), and the machine's floors drawn over the bars.
 struct Panel {
@@ -82,29 +52,6 @@ struct Spec {
     extra: Vec<(String, RGBColor)>,
 }
 
-/// The modes chart's two series.
-const WAITING: RGBColor = RGBColor(230, 159, 0);
-const POLLING: RGBColor = RGBColor(0, 114, 178);
-
-pub const COLORS: [RGBColor; 16] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-    RGBColor(57, 59, 121),
-    RGBColor(173, 73, 74),
-    RGBColor(99, 121, 57),
-    RGBColor(30, 30, 30),
-    RGBColor(140, 162, 82),
-    RGBColor(107, 110, 207),
-];
-
 /// What a chart shows: a pattern's cases, or (None) the batch cases.
 type Group = Option<Pattern>;
 
@@ -112,21 +59,23 @@ fn family_name(f: Group) -> &'static str {
     f.map_or("batch", Pattern::as_str)
 }
 
-fn title(f: Group) -> &'static str {
-    match f {
-        Some(Pattern::Stream) => "Streams: messages per second one way",
-        Some(Pattern::StreamRtt) => "Round trips: p50 (lower is better)",
-        Some(Pattern::Broadcast) => "Broadcasts: the slowest subscriber's messages per second",
-        Some(Pattern::Queue) => "Work queues: every consumer's messages per second together",
-        Some(Pattern::Service) => "Services: every client's calls per second together",
+/// A chart's title: its family's (as its section is titled), then what it shows.
+fn title(f: Group) -> String {
+    let (family, shows) = match f {
+        Some(Pattern::Stream) => return "Streams: messages per second one way".into(),
+        Some(Pattern::StreamRtt) => return "Round trips: p50 (lower is better)".into(),
+        Some(Pattern::Broadcast) => (Family::Broadcasts, "the slowest subscriber's messages per second"),
+        Some(Pattern::Queue) => (Family::Queues, "every consumer's messages per second together"),
+        Some(Pattern::Service) => (Family::Services, "every client's calls per second together"),
         Some(Pattern::Latency) => {
-            "Latency at a fixed rate: p50 one way, from each message's due time (lower is better)"
+            (Family::Latency, "p50 one way, from each message's due time (lower is better)")
         }
         Some(Pattern::Connect) => {
-            "Connection set-up: a fresh sender's open and first message (lower is better)"
+            (Family::Connect, "a fresh sender's open and first message (lower is better)")
         }
-        None => "Batch calls: messages per second",
-    }
+        None => (Family::Batches, "messages per second"),
+    };
+    format!("{}: {shows}", family.title())
 }
 
 fn groups(view: &View) -> Vec<(Group, Vec<String>)> {
@@ -222,7 +171,7 @@ fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
     let short =
         |c: &String| c.strip_prefix(&prefix).or_else(|| c.strip_prefix("batch/")).unwrap_or(c).to_string();
     Some(Spec {
-        title: title(family).to_string(),
+        title: title(family),
         cases: cases.iter().map(short).collect(),
         series: columns.iter().map(|c| view.column_label(c)).collect(),
         colors: columns
@@ -237,14 +186,6 @@ fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
         panels,
         extra,
     })
-}
-
-/// A receive mode's colour, the same in the modes chart and the floors' lines.
-pub fn mode_color(mode: RecvMode) -> RGBColor {
-    match mode {
-        RecvMode::Waiting => WAITING,
-        RecvMode::Polling => POLLING,
-    }
 }
 
 /// Each library of the modes table (the smallest stream and round trip) as a group of two bars,
@@ -283,7 +224,7 @@ fn modes_spec(view: &View) -> Option<Spec> {
         .collect();
     let names: Vec<&str> = cases.iter().map(|(_, c)| c.as_str()).collect();
     Some(Spec {
-        title: format!("Waiting against polling: {}", names.join(" and ")),
+        title: format!("{}: {}", Place::Modes.title(), names.join(" and ")),
         cases: columns.iter().map(|c| view.column_label(c)).collect(),
         series: RecvMode::ALL.iter().map(|m| m.to_string()).collect(),
         colors: RecvMode::ALL.iter().map(|&m| mode_color(m)).collect(),
@@ -292,29 +233,18 @@ fn modes_spec(view: &View) -> Option<Spec> {
     })
 }
 
-/// Registers the compiled-in font, once per process.
-pub fn font() {
-    static REGISTER: Once = Once::new();
-    REGISTER.call_once(|| {
-        // The font is a fixed file: a failure here is a build defect, and text would be missing.
-        if plotters::style::register_font(SANS, FontStyle::Normal, FONT).is_err() {
-            eprintln!("ipcbench report: the compiled-in font was refused; PNG charts will have no text");
-        }
-    });
-}
-
 pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     font();
-    let mut specs: Vec<(String, Section, Spec)> = groups(view)
+    let mut specs: Vec<(String, Place, Spec)> = groups(view)
         .into_iter()
         .filter_map(|(family, cases)| {
-            let section = Section::Family(family.map_or(Family::Batches, |p| Family::of(p, false)));
-            spec(view, family, cases).map(|s| (family_name(family).to_string(), section, s))
+            let place = Place::Family(family.map_or(Family::Batches, |p| Family::of(p, false)));
+            spec(view, family, cases).map(|s| (family_name(family).to_string(), place, s))
         })
         .collect();
-    specs.extend(modes_spec(view).map(|s| ("modes".to_string(), Section::Modes, s)));
+    specs.extend(modes_spec(view).map(|s| ("modes".to_string(), Place::Modes, s)));
     let mut charts = Vec::new();
-    for (name, section, spec) in specs {
+    for (name, place, spec) in specs {
         let (w, h) = size(&spec);
         let svg = dir.join(format!("{name}.svg"));
         let png = dir.join(format!("{name}.png"));
@@ -322,7 +252,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         draw(BitMapBackend::new(&png, (w, h)).into_drawing_area(), &spec)
             .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-        charts.push(Chart { name, title: spec.title, section });
+        charts.push(Chart { name, title: spec.title, place });
     }
     charts.extend(super::scatter::draw(view, dir)?);
     charts.extend(super::scatter::placing(view, dir)?);
@@ -366,15 +296,6 @@ fn size(spec: &Spec) -> (u32, u32) {
     let w = (110 + spec.cases.len() as u32 * slot).max(900);
     let legend = 50 + LEGEND_ROW * legend_rows(spec, w).len() as u32;
     (w, legend + PANEL_H * spec.panels.len() as u32)
-}
-
-pub type DrawResult<E> = std::result::Result<(), DrawingAreaErrorKind<E>>;
-
-/// A log axis's range around `values`: `margin` times below the least and above the greatest.
-pub fn log_span(values: impl Iterator<Item = f64> + Clone, margin: f64) -> std::ops::Range<f64> {
-    let lo = values.clone().fold(f64::MAX, f64::min);
-    let hi = values.fold(f64::MIN_POSITIVE, f64::max);
-    (lo / margin)..(hi * margin)
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawResult<DB::ErrorType> {

@@ -142,6 +142,8 @@ pub struct Row {
 #[derive(Clone, Debug)]
 pub struct FamilyTable {
     pub family: Family,
+    /// The columns' labels: a library's (and its machine's, where the view has several).
+    pub columns: Vec<String>,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
 }
@@ -215,7 +217,8 @@ fn value_text(v: f64, divisor: f64, time: bool) -> String {
 
 /// The family table of every case of the view in `family`, a column per view column.
 pub fn table(view: &View, family: Family) -> FamilyTable {
-    let mut t = FamilyTable { family, rows: Vec::new(), notes: Vec::new() };
+    let columns = view.columns.iter().map(|c| view.column_label(c)).collect();
+    let mut t = FamilyTable { family, columns, rows: Vec::new(), notes: Vec::new() };
     for case in &view.cases {
         let Some(pattern) = view.pattern(case) else { continue };
         let batch =

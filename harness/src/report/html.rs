@@ -1,9 +1,6 @@
-//! The report as one self-contained HTML page (no network; the CSS and the charts' SVG inline),
-//! read as the comparison is read: where each library stands (a chart and the summary table),
-//! then a section per case family, its chart first, its table under it with each figure
-//! coloured by its ratio to the best of its row, what the cases measure and why a library has a
-//! dash; then sizes, receive modes, cost, capabilities, buffers, floors, machines and the
-//! questions a reader asks. Hovering or focusing (Tab) a figure shows its runs, both receive
+//! The page as one self-contained HTML file (no network; the CSS and the charts' SVG inline):
+//! how each block of `page::Page` looks, each family's figures coloured by their ratio to the
+//! best of their row. Hovering or focusing (Tab) a figure shows its runs, both receive
 //! modes, its cost, its floor multiple and its library's configuration. Light and dark follow
 //! the reader's setting; printing drops the hover details. The page is well-formed XML too, so
 //! that a test can parse it strictly.
@@ -11,11 +8,11 @@
 use anyhow::{Context, Result};
 
 use super::View;
-use super::charts::{Chart, Section};
-use super::families::{self, Family, FamilyTable};
-use super::faq::Answer;
+use super::families::{self, FamilyTable};
 use super::model::{self, Cell, Mark, Table};
-use super::{cost, floor, sizes, spectrum, summary, tables};
+use super::page::{Block, Format, Page, Section};
+use super::plot::Chart;
+use super::{cost, floor, tables};
 use crate::analysis::Rank;
 use crate::format::whole_percent;
 use crate::results::CaseResult;
@@ -110,8 +107,8 @@ fn tip(view: &View, r: &CaseResult, source: usize) -> String {
 /// its row, with its details on hover and on keyboard focus.
 fn family_table(view: &View, t: &FamilyTable) -> String {
     let mut out = String::from("<table class=\"family\"><thead><tr><th>case</th><th>figure</th>");
-    for c in &view.columns {
-        out.push_str(&format!("<th>{}</th>", esc(&view.column_label(c))));
+    for label in &t.columns {
+        out.push_str(&format!("<th>{}</th>", esc(label)));
     }
     out.push_str("</tr></thead><tbody>");
     let half = view.columns.len() / 2;
@@ -176,113 +173,84 @@ dt{font-weight:bold;margin-top:12px}dd{margin:4px 0 0 0}\
 @media print{body{margin:0;max-width:none}nav,.tip{display:none!important}thead th{position:static}.chart,table{break-inside:avoid}\
 *{print-color-adjust:exact;-webkit-print-color-adjust:exact}}";
 
-pub fn page(view: &View, charts: &[Chart], answers: &[Answer]) -> Result<String> {
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><meta name=\"viewport\" \
-         content=\"width=device-width\"/><title>ipcbench report</title><style>{STYLE}</style></head><body>"
-    );
-    out.push_str("<h1>ipcbench report</h1><p class=\"note\">Rebuilt from ");
-    let files: Vec<String> = view
-        .sources
-        .iter()
-        .map(|s| format!("<code>{}</code> ({})", esc(&s.path.display().to_string()), esc(&s.label)))
-        .collect();
-    out.push_str(&files.join(", "));
-    out.push_str(". Hover a figure, or move to it with Tab, for its runs, both receive modes, its cost and its library's configuration.</p>");
-    let tables: Vec<FamilyTable> =
-        Family::ALL.into_iter().map(|f| families::table(view, f)).filter(|t| !t.rows.is_empty()).collect();
-    out.push_str("<nav>");
-    for t in &tables {
-        out.push_str(&format!("<a href=\"#{}\">{}</a>", t.family.anchor(), esc(t.family.title())));
-    }
-    out.push_str("<a href=\"#modes\">Receive modes</a><a href=\"#cost\">Cost</a><a href=\"#buffers\">Buffers</a><a href=\"#floors\">Floors</a><a href=\"#machines\">Machines</a><a href=\"#questions\">Questions</a></nav>");
-    out.push_str("<h2 id=\"standing\">Where each library stands</h2>");
-    out.push_str(&inline(view, charts, |s| s == Section::Placing)?);
-    out.push_str(&format!(
-        "<p class=\"note\">Each library's cases (the oversubscribed ones counted apart: they measure the \
-         scheduler as much as the library); its {} (1.00× is the best every time; a rate's best over its \
-         own, a time's own over the best).</p>",
-        summary::RATIO
-    ));
-    out.push_str(&table(&summary::table(view)));
-    for t in &tables {
-        let f = t.family;
-        out.push_str(&format!("<section id=\"{}\"><h2>{}</h2>", f.anchor(), esc(f.title())));
-        out.push_str(&inline(view, charts, |s| s == Section::Family(f))?);
-        out.push_str(&family_table(view, t));
-        out.push_str(&legend(t));
-        out.push_str(&format!("<p class=\"method\">{}</p>", esc(f.method())));
-        if !t.notes.is_empty() {
-            out.push_str("<ol class=\"note\">");
-            for text in &t.notes {
-                out.push_str(&format!("<li>{}</li>", esc(text)));
-            }
-            out.push_str("</ol>");
-        }
-        let spectra = inline(view, charts, |s| s == Section::Spectrum(f))?;
-        if !spectra.is_empty() {
-            out.push_str(&format!("<p class=\"note\">{}</p>{spectra}", esc(spectrum::SPECTRA)));
-        }
-        out.push_str("</section>");
-    }
-    if sizes::present(view) {
-        out.push_str("<section id=\"sizes\"><h2>Across message sizes</h2>");
-        out.push_str(&inline(view, charts, |s| s == Section::Sizes)?);
-        out.push_str(&table(&sizes::table(view)));
-        out.push_str(&format!("<p class=\"method\">{}</p></section>", esc(sizes::SIZES)));
-    }
-    out.push_str("<section id=\"modes\"><h2>Waiting against polling</h2>");
-    out.push_str(&inline(view, charts, |s| s == Section::Modes)?);
-    out.push_str(&table(&cost::modes_table(view)));
-    out.push_str(&format!("<p class=\"method\">{}</p></section>", esc(cost::MODES)));
-    out.push_str("<section id=\"cost\"><h2>What each figure costs</h2>");
-    out.push_str(&inline(view, charts, |s| s == Section::Cost)?);
-    out.push_str(&table(&cost::cost_table(view)));
-    out.push_str(&format!("<p class=\"method\">{}</p></section>", esc(cost::COST)));
-    out.push_str("<section id=\"capabilities\"><h2>Capabilities</h2>");
-    out.push_str(&table(&model::capability_table(&view.library_records())));
-    out.push_str("</section>");
-    out.push_str(&format!(
-        "<section id=\"buffers\"><h2>Buffers</h2><p class=\"note\">{}</p>",
-        esc(&tables::depth_note(view))
-    ));
-    let depths = tables::depth_table(view);
-    if depths.rows.is_empty() {
-        out.push_str(&format!("<p class=\"note\">{}</p>", esc(tables::NO_DEPTHS)));
-    } else {
-        out.push_str(&table(&depths));
-    }
-    out.push_str(&format!("<p class=\"note\">{}.</p>", esc(tables::MAPPED)));
-    out.push_str(&table(&tables::mapped_table(view)));
-    out.push_str("</section>");
-    out.push_str(&format!(
-        "<section id=\"floors\"><h2>Against the machine's floors</h2><p class=\"note\">{}</p>",
-        esc(floor::FLOORS)
-    ));
-    for line in floor::drift(view) {
-        out.push_str(&format!("<p class=\"note\">{}</p>", esc(&line)));
-    }
-    if floor::recorded(view) {
-        out.push_str(&table(&floor::table(view)));
-    } else {
-        out.push_str(&format!("<p class=\"note\">{}</p>", esc(floor::NO_FLOORS)));
-    }
-    out.push_str("</section><section id=\"machines\"><h2>Machines</h2>");
-    out.push_str(&table(&tables::machine_table(view)));
-    out.push_str(&inline(view, charts, |s| s == Section::Host)?);
-    out.push_str(&format!("<p class=\"note\">{}</p></section>", esc(&tables::versions(view))));
-    out.push_str("<section id=\"questions\"><h2>Questions</h2><dl>");
-    for a in answers {
-        out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(&a.question), esc(&a.answer)));
-    }
-    out.push_str("</dl></section></body></html>\n");
-    Ok(out)
+/// `index.html`: each section a `<section>` under its `<h2>`, linked from the page's `<nav>`.
+pub struct Html<'v, 'a> {
+    pub view: &'v View<'a>,
 }
 
-/// The charts of the sections `which` picks, their SVG inline.
-fn inline(view: &View, charts: &[Chart], which: impl Fn(Section) -> bool) -> Result<String> {
+impl Format for Html<'_, '_> {
+    fn open(&self, page: &Page) -> String {
+        let mut out = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><meta name=\"viewport\" \
+             content=\"width=device-width\"/><title>ipcbench report</title><style>{STYLE}</style></head><body>"
+        );
+        let files: Vec<String> = page
+            .sources
+            .iter()
+            .map(|(path, label)| format!("<code>{}</code> ({})", esc(path), esc(label)))
+            .collect();
+        out.push_str(&format!(
+            "<h1>ipcbench report</h1><p class=\"note\">Rebuilt from {}. Hover a figure, or move to it with \
+             Tab, for its runs, both receive modes, its cost and its library's configuration.</p><nav>",
+            files.join(", ")
+        ));
+        for s in &page.sections {
+            out.push_str(&format!("<a href=\"#{}\">{}</a>", s.id, esc(s.title)));
+        }
+        out.push_str("</nav>");
+        out
+    }
+
+    fn section(&self, section: &Section, body: String) -> String {
+        format!("<section id=\"{}\"><h2>{}</h2>{body}</section>", section.id, esc(section.title))
+    }
+
+    fn block(&self, block: &Block) -> Result<String> {
+        Ok(match block {
+            Block::Charts(charts) => inline(self.view, charts)?,
+            Block::Table(t) => table(t),
+            Block::Family(t) => format!("{}{}", family_table(self.view, t), legend(t)),
+            Block::Note(text) => format!("<p class=\"note\">{}</p>", esc(text)),
+            Block::Method(text) => format!("<p class=\"method\">{}</p>", esc(text)),
+            Block::Reasons(reasons) => {
+                let items: String = reasons.iter().map(|r| format!("<li>{}</li>", esc(r))).collect();
+                format!("<ol class=\"note\">{items}</ol>")
+            }
+            Block::Settings(libraries) => libraries
+                .iter()
+                .map(|lib| {
+                    let modes: Vec<&str> = lib.receive_modes.iter().map(|m| m.as_str()).collect();
+                    let items: String = lib
+                        .configuration
+                        .iter()
+                        .map(|(k, v)| format!("<li>{}: {}</li>", esc(k), esc(v)))
+                        .collect();
+                    format!(
+                        "<p class=\"note\"><b>{}</b> (receive modes: {})</p><ul class=\"note\">{items}</ul>",
+                        esc(&lib.id),
+                        modes.join(", ")
+                    )
+                })
+                .collect(),
+            Block::Questions(answers) => {
+                let items: String = answers
+                    .iter()
+                    .map(|a| format!("<dt>{}</dt><dd>{}</dd>", esc(&a.question), esc(&a.answer)))
+                    .collect();
+                format!("<dl>{items}</dl>")
+            }
+        })
+    }
+
+    fn close(&self) -> String {
+        "</body></html>\n".into()
+    }
+}
+
+/// Charts with their SVG inline.
+fn inline(view: &View, charts: &[Chart]) -> Result<String> {
     let mut out = String::new();
-    for c in charts.iter().filter(|c| which(c.section)) {
+    for c in charts {
         let path = view.out.join("charts").join(format!("{}.svg", c.name));
         let svg = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         // The XML declaration may not stand inside HTML.

@@ -1,13 +1,11 @@
-//! The report as Markdown (`report.md`), in the HTML page's order: where each library stands,
-//! a section per case family (its charts, its table, what it measures, why a library has a dash),
-//! then sizes, receive modes, cost, capabilities, buffers, floors, machines and questions.
+//! The page as Markdown (`report.md`): how each block of `page::Page` looks, and any table
+//! (compare's too).
 
-use super::View;
-use super::charts::{Chart, Section};
-use super::families::{self, Family, FamilyTable};
-use super::faq::Answer;
+use anyhow::Result;
+
+use super::families::FamilyTable;
 use super::model::{self, Cell, Table};
-use super::{cost, floor, sizes, spectrum, summary, tables};
+use super::page::{Block, Format, Page, Section};
 use crate::analysis::Rank;
 
 /// Markdown-safe: a `|` inside a cell would split it.
@@ -43,10 +41,11 @@ pub fn render(t: &Table) -> String {
     out
 }
 
-/// A family's table: a row per case and figure, the case named on its first row.
-fn family_table(view: &View, t: &FamilyTable) -> String {
+/// A family's table: a row per case and figure, the case named on its first row; its legend
+/// under it.
+fn family_table(t: &FamilyTable) -> String {
     let mut header = vec!["case".to_string(), "figure".to_string()];
-    header.extend(view.columns.iter().map(|c| view.column_label(c)));
+    header.extend(t.columns.iter().cloned());
     let mut table = Table { header, ..Table::default() };
     for (i, row) in t.rows.iter().enumerate() {
         let first = t.opens_case(i);
@@ -55,107 +54,60 @@ fn family_table(view: &View, t: &FamilyTable) -> String {
         cells.extend(row.cells.iter().cloned());
         table.rows.push(cells);
     }
-    let mut out = render(&table);
     // A bare `*` would start emphasis.
     let legend =
         model::legend_line("**Bold**", |m| t.has_mark(m.symbol()), |m| m.symbol().replace('*', "\\*"));
-    out.push_str(&format!("\n{legend}\n\n{}\n\n", t.family.method()));
-    for (n, text) in t.notes.iter().enumerate() {
-        out.push_str(&format!("[{}] {}  \n", n + 1, md(text)));
-    }
-    out
+    format!("{}\n{legend}\n\n", render(&table))
 }
 
-fn buffers(view: &View) -> String {
-    let mut out = format!("{}\n\n", tables::depth_note(view));
-    let depths = tables::depth_table(view);
-    if depths.rows.is_empty() {
-        out.push_str(&format!("{}\n", tables::NO_DEPTHS));
-    } else {
-        out.push_str(&render(&depths));
-    }
-    out.push_str(&format!("\n{}:\n\n", tables::MAPPED));
-    out.push_str(&render(&tables::mapped_table(view)));
-    out.push_str("\nEach library's buffers, rings and settings, as the run recorded them:\n\n");
-    for id in &view.libraries {
-        let Some((lib, _)) = view.library(id) else { continue };
-        let modes: Vec<&str> = lib.receive_modes.iter().map(|m| m.as_str()).collect();
-        out.push_str(&format!("**{id}** (receive modes: {})  \n", modes.join(", ")));
-        for (k, v) in &lib.configuration {
-            out.push_str(&format!("- {}: {}\n", md(k), md(v)));
-        }
-        out.push('\n');
-    }
-    out
-}
+/// `report.md`: each block followed by a blank line, each section under its `##` title.
+pub struct Markdown;
 
-pub fn page(view: &View, charts: &[Chart], answers: &[Answer]) -> String {
-    let mut out = String::from("# ipcbench report\n\nRebuilt from ");
-    let files: Vec<String> =
-        view.sources.iter().map(|s| format!("`{}` ({})", s.path.display(), s.label)).collect();
-    out.push_str(&files.join(", "));
-    out.push_str(" by `ipcbench report`. `index.html` beside this file has the same sections, its figures coloured by their ratio to the best of their row, and each figure's runs, modes and cost on hover.\n\n");
-    let pictures = |which: &dyn Fn(Section) -> bool| -> String {
-        let of = charts.iter().filter(|c| which(c.section));
-        of.map(|c| format!("![{}](charts/{}.png)\n\n", c.title, c.name)).collect()
-    };
-    out.push_str("## Where each library stands\n\n");
-    out.push_str(&pictures(&|s| s == Section::Placing));
-    out.push_str(&render(&summary::table(view)));
-    out.push_str(&format!(
-        "\nOversubscribed cases are counted apart: they measure the scheduler as much as the library. The {} \
-         is a rate's best over its own, a time's own over the best (1.00×: the best every time).\n\n",
-        summary::RATIO
-    ));
-    for f in Family::ALL {
-        let t = families::table(view, f);
-        if t.rows.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("## {}\n\n", f.title()));
-        out.push_str(&pictures(&|s| s == Section::Family(f)));
-        out.push_str(&family_table(view, &t));
-        let spectra = pictures(&|s| s == Section::Spectrum(f));
-        if !spectra.is_empty() {
-            out.push_str(&format!("\n{}\n\n{spectra}", spectrum::SPECTRA));
-        } else {
-            out.push('\n');
-        }
+impl Format for Markdown {
+    fn open(&self, page: &Page) -> String {
+        let files: Vec<String> =
+            page.sources.iter().map(|(path, label)| format!("`{path}` ({label})")).collect();
+        format!(
+            "# ipcbench report\n\nRebuilt from {} by `ipcbench report`. `index.html` beside this file has the \
+             same sections, its figures coloured by their ratio to the best of their row, and each figure's \
+             runs, modes and cost on hover.\n\n",
+            files.join(", ")
+        )
     }
-    if sizes::present(view) {
-        out.push_str("## Across message sizes\n\n");
-        out.push_str(&pictures(&|s| s == Section::Sizes));
-        out.push_str(&render(&sizes::table(view)));
-        out.push_str(&format!("\n{}\n\n", sizes::SIZES));
+
+    fn section(&self, section: &Section, body: String) -> String {
+        format!("## {}\n\n{body}", section.title)
     }
-    out.push_str("## Waiting against polling\n\n");
-    out.push_str(&pictures(&|s| s == Section::Modes));
-    out.push_str(&render(&cost::modes_table(view)));
-    out.push_str(&format!("\n{}\n\n", cost::MODES));
-    out.push_str("## What each figure costs\n\n");
-    out.push_str(&pictures(&|s| s == Section::Cost));
-    out.push_str(&render(&cost::cost_table(view)));
-    out.push_str(&format!("\n{}\n\n", cost::COST));
-    out.push_str("## Capabilities\n\nWhich patterns each library has, and how its messages travel.\n\n");
-    out.push_str(&render(&model::capability_table(&view.library_records())));
-    out.push_str("\n## Buffers and configuration\n\n");
-    out.push_str(&buffers(view));
-    out.push_str(&format!("## Against the machine's floors\n\n{}\n\n", floor::FLOORS));
-    for line in floor::drift(view) {
-        out.push_str(&format!("{line}\n\n"));
+
+    fn block(&self, block: &Block) -> Result<String> {
+        Ok(match block {
+            Block::Charts(charts) => {
+                charts.iter().map(|c| format!("![{}](charts/{}.png)\n\n", c.title, c.name)).collect()
+            }
+            Block::Table(t) => format!("{}\n", render(t)),
+            Block::Family(t) => family_table(t),
+            Block::Note(text) | Block::Method(text) => format!("{}\n\n", md(text)),
+            Block::Reasons(reasons) => {
+                let lines: String =
+                    reasons.iter().enumerate().map(|(n, r)| format!("[{}] {}  \n", n + 1, md(r))).collect();
+                format!("{lines}\n")
+            }
+            Block::Settings(libraries) => libraries
+                .iter()
+                .map(|lib| {
+                    let modes: Vec<&str> = lib.receive_modes.iter().map(|m| m.as_str()).collect();
+                    let settings: String =
+                        lib.configuration.iter().map(|(k, v)| format!("- {}: {}\n", md(k), md(v))).collect();
+                    format!("**{}** (receive modes: {})  \n{settings}\n", lib.id, modes.join(", "))
+                })
+                .collect(),
+            Block::Questions(answers) => {
+                answers.iter().map(|a| format!("**{}**\n\n{}\n\n", a.question, a.answer)).collect()
+            }
+        })
     }
-    if floor::recorded(view) {
-        out.push_str(&render(&floor::table(view)));
-        out.push('\n');
-    } else {
-        out.push_str(&format!("{}\n\n", floor::NO_FLOORS));
+
+    fn close(&self) -> String {
+        String::new()
     }
-    out.push_str("## Machines\n\n");
-    out.push_str(&render(&tables::machine_table(view)));
-    out.push_str(&pictures(&|s| s == Section::Host));
-    out.push_str(&format!("\n{}\n\n## Questions\n\n", md(&tables::versions(view))));
-    for a in answers {
-        out.push_str(&format!("**{}**\n\n{}\n\n", a.question, a.answer));
-    }
-    out
 }

@@ -8,8 +8,10 @@
 //! `model` holds the cells and marks; `families` builds each family's table, `summary` the
 //! summary table, `faq` the answers, `tables` the buffers and machines tables, `floor` each
 //! latency figure's multiple of its machine's floor, `charts`, `scatter`, `sizes` and
-//! `spectrum` the charts (`timeline` the host's probes across a run), `csv` the medians file; `markdown` and `html` render the page and
-//! `terminal` what a run prints (its lines, the closing tables, `ipcbench list`).
+//! `spectrum` the charts (`timeline` the host's probes across a run), `csv` the medians file.
+//! `page` puts them in sections once, as data; `markdown`, `html` and `terminal` are the
+//! formats that page is rendered in (`terminal` also what a run prints: its lines, its closing
+//! tables, `ipcbench list`).
 
 mod charts;
 mod cost;
@@ -20,6 +22,8 @@ mod floor;
 mod html;
 pub mod markdown;
 pub mod model;
+mod page;
+mod plot;
 mod scatter;
 mod sizes;
 mod spectrum;
@@ -106,10 +110,10 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String]) -> Result<Vec<Pa
         written.push(path);
         Ok(())
     };
-    let answers = faq::answers(&view, &pairs);
-    write("report.md", markdown::page(&view, &charts, &answers))?;
+    let page = page::page(&view, &charts, faq::answers(&view, &pairs));
+    write("report.md", page::render(&page, &markdown::Markdown)?)?;
     write("medians.csv", csv::csv(&view))?;
-    write("index.html", html::page(&view, &charts, &answers)?)?;
+    write("index.html", page::render(&page, &html::Html { view: &view })?)?;
     for c in &charts {
         written.push(out.join("charts").join(format!("{}.svg", c.name)));
         written.push(out.join("charts").join(format!("{}.png", c.name)));
@@ -267,6 +271,17 @@ mod tests {
         inlined.sort();
         assert_eq!(inlined, svgs);
         assert!(charts.iter().all(|c| c.children().any(|x| x.has_tag_name("svg"))));
+        // The links are made from the sections: one per section, in their order.
+        let nav = page.descendants().find(|n| n.has_tag_name("nav")).unwrap();
+        let links: Vec<String> =
+            nav.children().filter_map(|a| a.attribute("href")).map(String::from).collect();
+        let sections: Vec<String> = page
+            .descendants()
+            .filter(|n| n.has_tag_name("section"))
+            .map(|n| format!("#{}", n.attribute("id").unwrap()))
+            .collect();
+        assert_eq!(links, sections);
+        assert!(sections.len() >= 14, "{sections:?}");
         for f in families::Family::ALL {
             let Some(section) = page.descendants().find(|n| n.attribute("id") == Some(f.anchor())) else {
                 panic!("no section {}", f.anchor())

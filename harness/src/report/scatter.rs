@@ -9,8 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::charts::{COLORS, Chart, DrawResult, SANS, Section, log_span};
 use super::cost;
+use super::plot::{COLORS, Chart, DrawResult, Place, SANS, log_span};
 use crate::matrix::Pattern;
 use crate::results::{Figures, Status};
 use ipcbench_api::RecvMode;
@@ -51,7 +51,7 @@ struct Words {
     y: &'static str,
 }
 
-fn write(dir: &Path, words: Words, section: Section, points: &[Point]) -> Result<Option<Chart>> {
+fn write(dir: &Path, words: Words, place: Place, points: &[Point]) -> Result<Option<Chart>> {
     if points.is_empty() {
         return Ok(None);
     }
@@ -61,7 +61,7 @@ fn write(dir: &Path, words: Words, section: Section, points: &[Point]) -> Result
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
     plot(BitMapBackend::new(&png, size).into_drawing_area(), &words, points)
         .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-    Ok(Some(Chart { name: words.name.into(), title: words.title, section }))
+    Ok(Some(Chart { name: words.name.into(), title: words.title, place }))
 }
 
 /// `cost.svg` and `cost.png`: the smallest stream's rate against its CPU time per message, or
@@ -78,7 +78,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         x: "CPU time per message, every process of the case (ns)",
         y: "M msg/s",
     };
-    write(dir, words, Section::Cost, &points)
+    write(dir, words, Place::Cost, &points)
 }
 
 /// `placing.svg` and `placing.png`: where each library stands, the smallest stream's rate
@@ -96,11 +96,11 @@ pub fn placing(view: &View, dir: &Path) -> Result<Option<Chart>> {
     });
     let words = Words {
         name: "placing",
-        title: format!("Where each library stands: {stream} rate against {rtt} p50"),
+        title: format!("{}: {stream} rate against {rtt} p50", Place::Placing.title()),
         x: "round trip p50 (µs)",
         y: "stream M msg/s",
     };
-    write(dir, words, Section::Placing, &points)
+    write(dir, words, Place::Placing, &points)
 }
 
 fn plot<DB: DrawingBackend>(

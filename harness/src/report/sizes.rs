@@ -11,9 +11,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::charts::{COLORS, Chart, DrawResult, SANS, Section, log_span, mode_color};
 use super::floor;
 use super::model::{Cell, Table};
+use super::plot::{COLORS, Chart, DrawResult, Place, SANS, log_span, mode_color};
 use crate::format::{bandwidth, nanos, rate};
 use crate::matrix::{Pattern, size_label};
 use crate::results::{CaseResult, Status};
@@ -167,7 +167,8 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         });
     }
     let title = format!(
-        "Across message sizes: {} to {}",
+        "{}: {} to {}",
+        Place::Sizes.title(),
         size_label(stream_sizes[0]),
         size_label(*stream_sizes.last().expect("a sweep has sizes"))
     );
@@ -177,7 +178,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
     plot(BitMapBackend::new(&png, size).into_drawing_area(), &title, &panels)
         .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-    Ok(Some(Chart { name: "sizes".into(), title, section: Section::Sizes }))
+    Ok(Some(Chart { name: "sizes".into(), title, place: Place::Sizes }))
 }
 
 fn plot<DB: DrawingBackend>(

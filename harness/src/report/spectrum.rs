@@ -12,8 +12,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::charts::{COLORS, Chart, DrawResult, SANS, Section};
 use super::families::Family;
+use super::plot::{COLORS, Chart, DrawResult, Place, SANS};
 use crate::histogram;
 use crate::matrix::Pattern;
 use crate::results::{CaseResult, Status};
@@ -89,7 +89,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         plot(BitMapBackend::new(&png, size).into_drawing_area(), &title, &lines)
             .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-        charts.push(Chart { name, title, section: Section::Spectrum(Family::of(pattern, false)) });
+        charts.push(Chart { name, title, place: Place::Spectrum(Family::of(pattern, false)) });
     }
     Ok(charts)
 }

@@ -6,9 +6,12 @@ use std::path::Path;
 
 use ipcbench_api::LibraryInfo;
 
+use anyhow::Result;
+
 use super::cost;
 use super::families::{self, Family, FamilyTable};
 use super::model::{self, Cell, Mark, Table, figure_text, value_text};
+use super::page::{Block, Format, Page, Section};
 use super::{Source, View};
 use crate::analysis;
 use crate::format::whole_percent;
@@ -114,23 +117,27 @@ pub fn progress_line(r: &CaseResult) -> String {
     format!("{} {}{flags}: {detail}{host}", r.case, r.library)
 }
 
-/// The closing tables of a run. Narrow (the default): a table per case family, a row per
-/// library and a column per case and figure (the unit in its header), split into as many tables
-/// as it takes for no line to pass `width` columns. `wide`: one table of every case, a row each,
-/// a column per library. Under them, what each mark present means, wrapped to `width`.
+/// The closing tables of a run, as a page of its own. Narrow (the default): a table per case
+/// family, a row per library and a column per case and figure (the unit in its header), split
+/// into as many tables as it takes for no line to pass `width` columns. `wide`: one table of
+/// every case, a row each, a column per library. Under them, what each mark present means,
+/// wrapped to `width`.
 pub fn medians(source: &Source, wide: bool, width: usize) -> String {
     let view = View::new(std::slice::from_ref(source), Path::new(""));
     let doc = &source.doc;
-    let mut out = if wide {
-        render(&model::case_table(&view))
+    let mut sections: Vec<Section> = if wide {
+        vec![Section {
+            id: "cases",
+            title: "Every case",
+            blocks: vec![Block::Table(model::case_table(&view))],
+        }]
     } else {
-        let tables: Vec<String> = Family::ALL
+        Family::ALL
             .into_iter()
-            .map(|f| families::table(&view, f))
-            .filter(|t| !t.rows.is_empty())
-            .map(|t| narrow(&view, &t, width))
-            .collect();
-        tables.join("\n\n")
+            .map(|f| (f, families::table(&view, f)))
+            .filter(|(_, t)| !t.rows.is_empty())
+            .map(|(f, t)| Section { id: f.anchor(), title: f.title(), blocks: vec![Block::Family(t)] })
+            .collect()
     };
     let mut legend = Vec::new();
     for m in Mark::ALL {
@@ -146,13 +153,64 @@ pub fn medians(source: &Source, wide: bool, width: usize) -> String {
                 .into(),
         );
     }
-    out.push_str(&format!("\n{}", crate::console::wrap(&legend.join("\n"), width)));
-    out
+    sections.push(Section { id: "marks", title: "Marks", blocks: vec![Block::Note(legend.join("\n"))] });
+    let page = Page { sources: Vec::new(), sections };
+    let text = super::page::render(&page, &Terminal { width }).unwrap_or_else(|e| e.to_string());
+    text.trim_end().to_string()
+}
+
+/// What a run prints: tables padded to their widest cell, family tables on their side and
+/// fitted to `width`, text wrapped to it, no charts. A family table heads itself (with its part
+/// count), so sections add no title.
+pub struct Terminal {
+    pub width: usize,
+}
+
+impl Format for Terminal {
+    fn open(&self, _: &Page) -> String {
+        String::new()
+    }
+
+    fn section(&self, _: &Section, body: String) -> String {
+        body
+    }
+
+    fn block(&self, block: &Block) -> Result<String> {
+        let wrap = |text: &str| crate::console::wrap(text, self.width);
+        Ok(match block {
+            Block::Charts(_) => String::new(),
+            Block::Table(t) => format!("{}\n\n", render(t)),
+            Block::Family(t) => format!("{}\n\n", narrow(t, self.width)),
+            Block::Note(text) | Block::Method(text) => format!("{}\n\n", wrap(text)),
+            Block::Reasons(reasons) => {
+                let lines: Vec<String> =
+                    reasons.iter().enumerate().map(|(n, r)| format!("[{}] {r}", n + 1)).collect();
+                format!("{}\n\n", wrap(&lines.join("\n")))
+            }
+            Block::Settings(libraries) => {
+                let lines: Vec<String> = libraries
+                    .iter()
+                    .flat_map(|l| {
+                        std::iter::once(l.id.clone())
+                            .chain(l.configuration.iter().map(|(k, v)| format!("  {k}: {v}")))
+                    })
+                    .collect();
+                format!("{}\n\n", lines.join("\n"))
+            }
+            Block::Questions(answers) => {
+                answers.iter().map(|a| format!("{}\n{}\n\n", a.question, wrap(&a.answer))).collect()
+            }
+        })
+    }
+
+    fn close(&self) -> String {
+        String::new()
+    }
 }
 
 /// A family's table turned on its side (a row per library, a column per case and figure), in
 /// as many parts as it takes to fit `width`.
-fn narrow(view: &View, t: &FamilyTable, width: usize) -> String {
+fn narrow(t: &FamilyTable, width: usize) -> String {
     // A family whose cases share their first word (broadcast/, queue/) leaves it out.
     let first = |c: &str| c.split('/').next().unwrap_or("").to_string();
     let shared = first(&t.rows[0].case);
@@ -163,7 +221,7 @@ fn narrow(view: &View, t: &FamilyTable, width: usize) -> String {
             c.to_string()
         }
     };
-    let labels: Vec<String> = view.columns.iter().map(|c| view.column_label(c)).collect();
+    let labels = &t.columns;
     let label_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max(7);
     let columns: Vec<(String, String, Vec<String>)> = t
         .rows

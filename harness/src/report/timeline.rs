@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::View;
-use super::charts::{COLORS, Chart, DrawResult, SANS, Section, log_span};
+use super::plot::{COLORS, Chart, DrawResult, Place, SANS, log_span};
 use crate::format::whole_percent;
 use crate::results::Document;
 
@@ -81,7 +81,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         plot(BitMapBackend::new(&png, size).into_drawing_area(), &l)
             .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
-        out.push(Chart { name, title: l.title, section: Section::Host });
+        out.push(Chart { name, title: l.title, place: Place::Host });
     }
     Ok(out)
 }
