@@ -250,8 +250,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         let png = dir.join(format!("{name}.png"));
         draw(SVGBackend::new(&svg, (w, h)).into_drawing_area(), &spec)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-        draw(BitMapBackend::new(&png, (w, h)).into_drawing_area(), &spec)
-            .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+        super::plot::png(&png, (w, h), |root| draw(root, &spec))?;
         charts.push(Chart { name, title: spec.title, place });
     }
     charts.extend(super::scatter::draw(view, dir)?);

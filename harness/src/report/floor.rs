@@ -230,7 +230,7 @@ mod tests {
     fn a_floor_that_moved_under_the_run_is_said() {
         // A committed run's document, its floors set here.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut doc = crate::results::load(&root.join("results/run-2026-12-01T23-47-54Z.json")).unwrap();
+        let mut doc = crate::results::load(&root.join("results/run-2026-12-02T01-50-18Z.json")).unwrap();
         let trip = |p50_ns| Some(RoundTrip { p50_ns, p99_ns: p50_ns, round_trips: 1 });
         let c = doc.conditions.as_mut().unwrap();
         c.floors = Some(Floors { polling: trip(381.0), waiting: trip(1560.0), copy: Vec::new() });

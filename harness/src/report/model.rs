@@ -315,19 +315,19 @@ mod tests {
     #[test]
     fn the_case_table_of_a_committed_run() {
         let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/run-2026-11-30T19-58-32Z.json");
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/run-2026-12-02T01-50-18Z.json");
         let sources = [super::super::Source::new(crate::results::load(&path).unwrap(), path.clone())];
         let view = View::new(&sources, std::path::Path::new("unused"));
         let t = case_table(&view);
-        assert_eq!(t.header.len(), 1 + 14);
-        assert_eq!(t.rows.len(), 30);
+        assert_eq!(t.header.len(), 1 + 15);
+        assert_eq!(t.rows.len(), 34);
         let col = |id: &str| 1 + view.libraries.iter().position(|l| l == id).unwrap();
         let stream = &t.rows[0];
         assert_eq!(stream[0], Cell::Text("stream/16B".into()));
         let Cell::Figure { text, rank, .. } = &stream[col("aeron")] else {
             panic!("{:?}", stream[col("aeron")])
         };
-        assert_eq!((text.as_str(), *rank), ("37.77 M msg/s", Some(Rank::Fastest)));
+        assert_eq!((text.as_str(), *rank), ("62.80 M msg/s", Some(Rank::Fastest)));
         assert!(matches!(&stream[col("nng")], Cell::Figure { rank: Some(Rank::Behind), .. }));
         let lossless =
             t.rows.iter().find(|r| r[0] == Cell::Text("broadcast/lossless/1sub/16B".into())).unwrap();

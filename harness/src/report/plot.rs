@@ -2,9 +2,13 @@
 //! place the report shows it, the log axes. The charts' modules (`charts`, `scatter`, `sizes`,
 //! `spectrum`, `timeline`) draw on this, and none of them on another's.
 
+use std::io::BufWriter;
+use std::path::Path;
 use std::sync::Once;
 
+use anyhow::{Context, Result, anyhow};
 use ipcbench_api::RecvMode;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::families::Family;
@@ -103,4 +107,30 @@ pub fn log_span(values: impl Iterator<Item = f64> + Clone, margin: f64) -> std::
     let lo = values.clone().fold(f64::MAX, f64::min);
     let hi = values.fold(f64::MIN_POSITIVE, f64::max);
     (lo / margin)..(hi * margin)
+}
+
+/// Draws a chart into a PNG file, compressed as tightly as PNG allows: committed reports carry
+/// every chart, and the encoder's default makes files twice the size for the same pixels.
+pub fn png(
+    path: &Path,
+    (w, h): (u32, u32),
+    draw: impl for<'b> FnOnce(
+        DrawingArea<BitMapBackend<'b>, Shift>,
+    ) -> DrawResult<<BitMapBackend<'b> as DrawingBackend>::ErrorType>,
+) -> Result<()> {
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+        draw(root.clone()).map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+        root.present().map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+    }
+    let file = std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut encoder = png::Encoder::new(BufWriter::new(file), w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Best);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = encoder.write_header().with_context(|| format!("writing {}", path.display()))?;
+    writer.write_image_data(&pixels).with_context(|| format!("writing {}", path.display()))?;
+    writer.finish().with_context(|| format!("writing {}", path.display()))
 }

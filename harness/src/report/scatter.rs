@@ -59,8 +59,7 @@ fn write(dir: &Path, words: Words, place: Place, points: &[Point]) -> Result<Opt
     let size = (1100, 720);
     plot(SVGBackend::new(&svg, size).into_drawing_area(), &words, points)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    plot(BitMapBackend::new(&png, size).into_drawing_area(), &words, points)
-        .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+    super::plot::png(&png, size, |root| plot(root, &words, points))?;
     Ok(Some(Chart { name: words.name.into(), title: words.title, place }))
 }
 

@@ -176,8 +176,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     let size = (1100, 90 + 430 * panels.len() as u32);
     plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &panels)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    plot(BitMapBackend::new(&png, size).into_drawing_area(), &title, &panels)
-        .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+    super::plot::png(&png, size, |root| plot(root, &title, &panels))?;
     Ok(Some(Chart { name: "sizes".into(), title, place: Place::Sizes }))
 }
 

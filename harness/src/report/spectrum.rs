@@ -87,8 +87,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
         let size = (1000, 640);
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &lines)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-        plot(BitMapBackend::new(&png, size).into_drawing_area(), &title, &lines)
-            .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+        super::plot::png(&png, size, |root| plot(root, &title, &lines))?;
         charts.push(Chart { name, title, place: Place::Spectrum(Family::of(pattern, false)) });
     }
     Ok(charts)

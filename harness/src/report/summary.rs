@@ -105,8 +105,8 @@ mod tests {
 
     #[test]
     fn the_summary_counts_oversubscribed_results_apart_and_ranks_by_share_on_top() {
-        // A committed full run: 10 of its 30 cases oversubscribed on 2 cores.
-        let source = Source::committed("run-2026-12-01T21-09-44Z");
+        // The committed reference run: 12 of its 34 cases oversubscribed on 2 cores.
+        let source = Source::committed("run-2026-12-02T01-50-18Z");
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
         let t = table(&view);
         assert_eq!(t.rows.len(), view.libraries.len());

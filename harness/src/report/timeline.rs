@@ -79,8 +79,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         let size = (1100, 520);
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &l)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-        plot(BitMapBackend::new(&png, size).into_drawing_area(), &l)
-            .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+        super::plot::png(&png, size, |root| plot(root, &l))?;
         out.push(Chart { name, title: l.title, place: Place::Host });
     }
     Ok(out)

@@ -3,8 +3,8 @@
 
 use super::*;
 
-/// The committed full run the comparisons start from.
-const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-01T21-09-44Z.json");
+/// The committed reference run the comparisons start from.
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-02T01-50-18Z.json");
 
 fn json_of(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("compare --format json: {e}"))
@@ -25,9 +25,12 @@ fn a_file_against_itself_is_no_change_everywhere() {
     // Two dashes are the same dash; nothing measured in one file alone.
     assert_eq!(c["left_out"].as_array().unwrap().len(), 0, "{}", c["left_out"]);
     assert_eq!(c["shared"].as_array().unwrap().len(), 0, "nothing moved");
-    // This file predates the floors: the output says it cannot tell whether the host moved.
+    // The host moved under this run (its floors at its two ends): the output says so of each side.
     let notes = c["notes"].as_array().unwrap();
-    assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with("OLD records no floors")), "{notes:?}");
+    for side in ["OLD", "NEW"] {
+        let moved = format!("{side}'s polling floor moved during its own run");
+        assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with(&moved)), "{notes:?}");
+    }
     let text = ipcbench(&["compare", REFERENCE, REFERENCE]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("0 faster (or cheaper), 0 slower (or costlier)"), "{text}");
@@ -123,10 +126,10 @@ fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Two committed back-to-back runs of one binary in rounds, every run with its probes
-/// (docs/METHOD.md, "Host states", has what compare makes of them).
-const ROUNDS_OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-02T16-28-14Z.json");
-const ROUNDS_NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-02T16-35-53Z.json");
+/// Two back-to-back runs of one binary in rounds, every run with its probes, kept with the tests
+/// (tests/data/README.md; docs/METHOD.md, "Host states", has what compare makes of them).
+const ROUNDS_OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-2026-12-02T16-28-14Z.json");
+const ROUNDS_NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-2026-12-02T16-35-53Z.json");
 
 /// Every probe of every run times `factor`: a host in another state altogether.
 fn other_host(doc: &mut Value, factor: f64) {
