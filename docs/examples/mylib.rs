@@ -6,7 +6,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::Instant;
 
 use ipcbench_api::{
-    Capabilities, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result, Rx, Setup, Side,
+    Capabilities, Kind, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result, Rx, Setup, Side,
     Support, Tx, Unsupported, anyhow, bail,
 };
 
@@ -57,6 +57,7 @@ impl Library for MyLib {
         LibraryInfo {
             id: "mylib",
             name: "MyLib",
+            kind: Kind::OverSockets,
             version: "1.2.3".into(),
             modes: &[RecvMode::Waiting],
             capabilities: Capabilities {

@@ -95,9 +95,13 @@ pub enum Command {
         /// `report` beside the first of several).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Two libraries the questions compare beside FastIPC's (aeron,zmq); may be repeated.
+        /// Two libraries the questions compare beside the subject's (aeron,zmq); may be repeated.
         #[arg(long, value_name = "A,B")]
         versus: Vec<String>,
+        /// The library the questions are asked of, against each other library (default:
+        /// fastipc, or when the files lack it the library on top most often).
+        #[arg(long, value_name = "LIBRARY")]
+        subject: Option<String>,
     },
     /// Compares two results files: for each case, library, receive mode and figure both
     /// measured, the change with its interval and a verdict. Exits 1 when something is slower
@@ -172,7 +176,7 @@ pub fn main() -> ExitCode {
         Command::Sweep { sizes: list, measure } => {
             measure_cases(measure.options(options::sizes(list.as_deref())), None)
         }
-        Command::Report { files, out, versus } => match report_of(&files, out, &versus) {
+        Command::Report { files, out, versus, subject } => match report_of(&files, out, &versus, subject) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
         },
@@ -219,7 +223,7 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
     let outcome = run::run(&options, resume);
     // The report, whatever the outcome: a failed or interrupted run's cases are worth seeing.
     if let Ok((_, path)) = &outcome
-        && let Err(e) = report_of(std::slice::from_ref(path), None, &[])
+        && let Err(e) = report_of(std::slice::from_ref(path), None, &[], None)
     {
         console::say(&format!("ipcbench: the report of {} could not be built: {e:#}", path.display()));
     }
@@ -240,11 +244,24 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
     }
 }
 
+/// The library the report's questions are asked of when `--subject` names none: the one the
+/// comparison this tool grew from is about.
+const DEFAULT_SUBJECT: &str = "fastipc";
+
 /// `ipcbench report`, and the end of every run: every artefact, from the JSON alone.
-fn report_of(files: &[PathBuf], out: Option<PathBuf>, versus: &[String]) -> Result<()> {
+fn report_of(
+    files: &[PathBuf],
+    out: Option<PathBuf>,
+    versus: &[String],
+    subject: Option<String>,
+) -> Result<()> {
     let sources = report::load(files)?;
     let out = out.unwrap_or_else(|| report::default_out(files));
-    let written = report::build(&sources, &out, versus)?;
+    let subject = match &subject {
+        Some(id) => report::Subject { id, named: true },
+        None => report::Subject { id: DEFAULT_SUBJECT, named: false },
+    };
+    let written = report::build(&sources, &out, versus, &subject)?;
     console::say(&format!("ipcbench: the report ({} files) is in {}", written.len(), out.display()));
     Ok(())
 }

@@ -76,6 +76,7 @@ impl Library for AeronIpc {
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "aeron",
+            kind: ipcbench_api::Kind::SharedMemory,
             name: "Aeron",
             version: "1.54.0 (C client and media driver, crate rusteron-media-driver 0.2.16)".into(),
             modes: MODES,

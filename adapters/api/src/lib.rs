@@ -387,12 +387,61 @@ pub enum Requests {
     ToEveryServer,
 }
 
+/// How a library's messages travel between processes. The report names its comparisons by
+/// kind ("shared memory against a Unix domain socket"), never by a library's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Shared memory the library maps and synchronises itself.
+    SharedMemory,
+    /// The harness's own shared-memory ring: the control every library is held against.
+    Control,
+    /// The kernel's Unix domain socket, called directly.
+    UnixSocket,
+    /// The kernel's TCP, over loopback.
+    Tcp,
+    /// A pipe or a FIFO.
+    Pipe,
+    /// A POSIX message queue.
+    MessageQueue,
+    /// A messaging library over the kernel's sockets.
+    OverSockets,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::SharedMemory,
+        Kind::Control,
+        Kind::UnixSocket,
+        Kind::Tcp,
+        Kind::Pipe,
+        Kind::MessageQueue,
+        Kind::OverSockets,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::SharedMemory => "shared-memory",
+            Kind::Control => "control",
+            Kind::UnixSocket => "unix-socket",
+            Kind::Tcp => "tcp",
+            Kind::Pipe => "pipe",
+            Kind::MessageQueue => "message-queue",
+            Kind::OverSockets => "over-sockets",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
 /// What the harness shows and records of a library.
 #[derive(Clone, Debug)]
 pub struct LibraryInfo {
     /// Short and stable: `fastipc`, `uds`, ...
     pub id: &'static str,
     pub name: &'static str,
+    pub kind: Kind,
     pub version: String,
     /// The receive modes it is measured in; the faster is its figure.
     pub modes: &'static [RecvMode],

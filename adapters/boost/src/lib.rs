@@ -93,6 +93,7 @@ impl Library for Boost {
         let one_reader = "a message_queue hands each message to one receiver";
         LibraryInfo {
             id: "boost",
+            kind: ipcbench_api::Kind::SharedMemory,
             name: "Boost.Interprocess message_queue",
             version: version(),
             modes: &[RecvMode::Waiting, RecvMode::Polling],

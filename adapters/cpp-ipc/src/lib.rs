@@ -56,6 +56,7 @@ mod absent {
             let no = Support::No(NOT_BUILT);
             LibraryInfo {
                 id: "cpp-ipc",
+                kind: ipcbench_api::Kind::SharedMemory,
                 name: "cpp-ipc (not built)",
                 version: format!("{VERSION}, not built (CPP_IPC_SRC unset)"),
                 modes: &RecvMode::ALL,

@@ -39,6 +39,7 @@ impl Library for CppIpc {
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "cpp-ipc",
+            kind: ipcbench_api::Kind::SharedMemory,
             name: "cpp-ipc (libipc)",
             version: format!(
                 "{VERSION} (built from CPP_IPC_SRC with its CMake project, a C++17 shim over ipc::route)"

@@ -148,6 +148,7 @@ impl Library for FastIpc {
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "fastipc",
+            kind: ipcbench_api::Kind::SharedMemory,
             name: "FastIPC",
             version: "1.0.0 (crate fipc 1.0.0, prebuilt libfastipc.so from fipc-sys 1.0.0)".into(),
             modes: &[RecvMode::Waiting, RecvMode::Polling],

@@ -77,6 +77,7 @@ impl Library for Iceoryx2 {
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "iceoryx2",
+            kind: ipcbench_api::Kind::SharedMemory,
             name: "iceoryx2",
             version: "0.10.0".into(),
             modes: &[RecvMode::Waiting, RecvMode::Polling],

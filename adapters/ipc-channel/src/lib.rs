@@ -49,6 +49,7 @@ impl Library for IpcChannel {
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "ipc-channel",
+            kind: ipcbench_api::Kind::OverSockets,
             name: "ipc-channel",
             version: "0.23.1".into(),
             modes: MODES,

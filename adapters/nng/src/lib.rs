@@ -55,6 +55,7 @@ impl Library for Nng {
         let version = unsafe { CStr::from_ptr(sys::nng_version()) }.to_string_lossy();
         LibraryInfo {
             id: "nng",
+            kind: ipcbench_api::Kind::OverSockets,
             name: "NNG",
             version: format!("{version} (built from source by crate nng-sys 0.4.0+2.0.0)"),
             modes: &[RecvMode::Waiting, RecvMode::Polling],

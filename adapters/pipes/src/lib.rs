@@ -376,6 +376,7 @@ fn info(
     LibraryInfo {
         id,
         name,
+        kind: ipcbench_api::Kind::Pipe,
         version: ipcbench_api::linux_version(),
         modes: MODES,
         capabilities: Capabilities {

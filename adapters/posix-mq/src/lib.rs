@@ -72,6 +72,7 @@ impl Library for PosixMq {
         };
         LibraryInfo {
             id: "posix-mq",
+            kind: ipcbench_api::Kind::MessageQueue,
             name: "POSIX message queues",
             version: ipcbench_api::linux_version(),
             modes: MODES,

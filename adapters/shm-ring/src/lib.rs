@@ -83,6 +83,7 @@ impl Library for ShmRing {
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "shm-ring",
+            kind: ipcbench_api::Kind::Control,
             name: "shared-memory ring (the control)",
             version: format!("ipcbench {}", env!("CARGO_PKG_VERSION")),
             modes: MODES,

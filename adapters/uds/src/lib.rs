@@ -141,6 +141,7 @@ fn info(t: Transport) -> LibraryInfo {
     LibraryInfo {
         id,
         name,
+        kind: if t == Transport::Tcp { ipcbench_api::Kind::Tcp } else { ipcbench_api::Kind::UnixSocket },
         version: ipcbench_api::linux_version(),
         modes: MODES,
         capabilities: Capabilities {

@@ -57,6 +57,7 @@ impl Library for Zmq {
         let (major, minor, patch) = zmq::version();
         LibraryInfo {
             id: "zmq",
+            kind: ipcbench_api::Kind::OverSockets,
             name: "ZeroMQ",
             version: format!("{major}.{minor}.{patch} (libzmq built from source by crate zmq 0.10.0)"),
             modes: &[RecvMode::Waiting, RecvMode::Polling],

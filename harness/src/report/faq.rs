@@ -1,11 +1,14 @@
 //! The questions the comparison's FAQ answers, answered from the results: which library is
-//! fastest, FastIPC (or, without it, the library on top most often) against each other library,
-//! shared memory against a Unix domain socket (the control ring against `uds`), and any pair
-//! named with `ipcbench report --versus A,B`. Each answer counts the measurements both ran
-//! (oversubscribed ones apart), says the range of the ratios case by case, and the smallest
-//! round trip's ratio over every pair of the two libraries' runs.
+//! fastest, the subject (`report --subject`, or without it in the view, the library on top most
+//! often) against each other library, shared memory against a Unix domain socket (the control
+//! ring against the first library that is the kernel's Unix socket, by the registry's kinds),
+//! and any pair named with `ipcbench report --versus A,B`. Each answer counts the measurements
+//! both ran (oversubscribed ones apart), says the range of the ratios case by case, and the
+//! smallest round trip's ratio over every pair of the two libraries' runs. No library is named
+//! here: the subject is a flag, and the other sides are kinds.
 
 use anyhow::{Result, bail};
+use ipcbench_api::Kind;
 
 use super::View;
 use super::summary::standings;
@@ -16,22 +19,31 @@ use crate::noise;
 use crate::results::CaseResult;
 
 /// One question and its answer.
+#[derive(Debug)]
 pub struct Answer {
     pub question: String,
     pub answer: String,
 }
 
-/// The library the comparison is about, when the view has it.
-const SUBJECT: &str = "fastipc";
+/// The library the questions are asked of: `report --subject`, and whether it was named or is
+/// the flag's default (a default the report lacks gives way to the library on top most often).
+pub struct Subject<'a> {
+    pub id: &'a str,
+    pub named: bool,
+}
+
+/// The questions, and the sentence above them that says whom they are asked of.
+#[derive(Debug)]
+pub struct Questions {
+    pub about: String,
+    pub answers: Vec<Answer>,
+}
 
 /// `--versus A,B` as a pair of the view's libraries, or why not.
 pub fn versus(view: &View, text: &str) -> Result<(String, String)> {
     let known = || view.libraries.join(", ");
     let Some((a, b)) = text.split_once(',') else {
-        bail!(
-            "--versus {text:?}: name two libraries, comma-separated (aeron,zmq); this report has {}",
-            known()
-        );
+        bail!("--versus {text:?}: name two libraries, comma-separated (A,B); this report has {}", known());
     };
     let (a, b) = (a.trim(), b.trim());
     for id in [a, b] {
@@ -54,8 +66,8 @@ fn possessive(name: &str) -> String {
     if name.ends_with('s') { format!("{name}'") } else { format!("{name}'s") }
 }
 
-/// Every answer, `pairs` (from `--versus`) last.
-pub fn answers(view: &View, pairs: &[(String, String)]) -> Vec<Answer> {
+/// Every answer, `pairs` (from `--versus`) last; a subject named that the view lacks is refused.
+pub fn answers(view: &View, pairs: &[(String, String)], subject: &Subject) -> Result<Questions> {
     let mut out = Vec::new();
     let mut tops: Vec<(String, usize, usize)> = Vec::new();
     for ((_, lib), st) in standings(view) {
@@ -79,21 +91,47 @@ pub fn answers(view: &View, pairs: &[(String, String)]) -> Vec<Answer> {
             ),
         });
     }
-    let subject = if view.libraries.iter().any(|l| l == SUBJECT) {
-        Some(SUBJECT.to_string())
+    let has = |id: &str| view.libraries.iter().any(|l| l == id);
+    let (asked_of, about) = if has(subject.id) {
+        let about = format!(
+            "The questions ask {} (`--subject {}`{}) against each other library.",
+            name(view, subject.id),
+            subject.id,
+            if subject.named { "" } else { ", the default" }
+        );
+        (Some(subject.id.to_string()), about)
+    } else if subject.named {
+        bail!(
+            "--subject {:?} is not a library of this report; it has {}",
+            subject.id,
+            view.libraries.join(", ")
+        );
     } else {
-        tops.first().map(|t| t.0.clone())
+        let top = tops.first().map(|t| t.0.clone());
+        let about = match &top {
+            Some(t) => format!(
+                "This report has no {} (`--subject`'s default): the questions ask {}, on top most often, \
+                 against each other library.",
+                subject.id,
+                name(view, t)
+            ),
+            None => {
+                format!("This report has no {} (`--subject`'s default) and no result to rank.", subject.id)
+            }
+        };
+        (top, about)
     };
     let mut asked: Vec<(String, String)> = Vec::new();
-    if let Some(a) = subject {
+    if let Some(a) = asked_of {
         asked.extend(view.libraries.iter().filter(|b| **b != a).map(|b| (a.clone(), b.clone())));
     }
-    let has = |id: &str| view.libraries.iter().any(|l| l == id);
-    if has("shm-ring") && has("uds") {
-        let answer = pair(view, "shm-ring", "uds");
+    let first = |kind: Kind| view.libraries.iter().find(|id| view.kind(id) == Some(kind));
+    if let (Some(control), Some(socket)) = (first(Kind::Control), first(Kind::UnixSocket)) {
+        let answer = pair(view, control, socket);
         out.extend(answer.map(|answer| Answer {
-            question:
-                "Is shared memory faster than a Unix domain socket? (the control ring against uds)".into(),
+            question: format!(
+                "Is shared memory faster than a Unix domain socket? (the control ring against {socket})"
+            ),
             answer,
         }));
     }
@@ -110,7 +148,7 @@ pub fn answers(view: &View, pairs: &[(String, String)]) -> Vec<Answer> {
             });
         }
     }
-    out
+    Ok(Questions { about, answers: out })
 }
 
 /// The round trip the answers quote: the one of the smallest messages.
@@ -232,20 +270,37 @@ mod tests {
     use super::*;
     use crate::report::Source;
 
-    /// "faster in W, level in L and slower in S of the N": the counts add up, FastIPC meets
-    /// every other library, and a named pair is answered once.
+    /// "faster in W, level in L and slower in S of the N": the counts add up, the subject meets
+    /// every other library, a named pair is answered once, and the control meets the Unix
+    /// socket by their kinds. The libraries are the file's, none named here.
     #[test]
     fn the_answers_count_what_both_ran_and_a_named_pair_is_added() {
         let source = Source::committed("run-2026-12-02T01-50-18Z");
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
-        let pairs = [versus(&view, "aeron,zmq").unwrap()];
-        let answers = answers(&view, &pairs);
+        let libs = &source.doc.libraries;
+        let (subject, b, c) = (&libs[0], &libs[1], &libs[2]);
+        let pairs = [versus(&view, &format!("{},{}", b.id, c.id)).unwrap()];
+        let asked = answers(&view, &pairs, &Subject { id: &subject.id, named: true }).unwrap();
+        assert_eq!(
+            asked.about,
+            format!(
+                "The questions ask {} (`--subject {}`) against each other library.",
+                subject.name, subject.id
+            )
+        );
+        let answers = asked.answers;
         assert!(answers[0].question.starts_with("What is the fastest"), "{}", answers[0].question);
-        let fipc: Vec<&Answer> =
-            answers.iter().filter(|a| a.question.starts_with("Is FastIPC faster than")).collect();
-        assert_eq!(fipc.len(), view.libraries.len() - 1);
-        assert_eq!(answers.iter().filter(|a| a.question == "Is Aeron faster than ZeroMQ?").count(), 1);
-        assert!(answers.iter().any(|a| a.question.starts_with("Is shared memory faster")));
+        let of_subject: Vec<&Answer> = answers
+            .iter()
+            .filter(|a| a.question.starts_with(&format!("Is {} faster than", subject.name)))
+            .collect();
+        assert_eq!(of_subject.len(), view.libraries.len() - 1);
+        let named = format!("Is {} faster than {}?", b.name, c.name);
+        assert_eq!(answers.iter().filter(|a| a.question == named).count(), 1);
+        let socket = view.libraries.iter().find(|l| view.kind(l) == Some(Kind::UnixSocket)).unwrap();
+        let shm =
+            format!("Is shared memory faster than a Unix domain socket? (the control ring against {socket})");
+        assert_eq!(answers.iter().filter(|a| a.question == shm).count(), 1);
         for a in &answers[1..] {
             let n = |after: &str| -> Option<usize> {
                 a.answer.split(after).nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
@@ -260,9 +315,21 @@ mod tests {
             }
             assert!(a.answer.contains(" times "), "{}", a.answer);
         }
-        let e = versus(&view, "aeron,nothing").unwrap_err().to_string();
-        assert!(e.contains("\"nothing\" is not a library of this report") && e.contains("zmq"), "{e}");
-        assert!(versus(&view, "aeron").unwrap_err().to_string().contains("comma-separated"));
-        assert!(versus(&view, "zmq,zmq").unwrap_err().to_string().contains("two different"));
+        let e = versus(&view, &format!("{},nothing", b.id)).unwrap_err().to_string();
+        assert!(e.contains("\"nothing\" is not a library of this report") && e.contains(&c.id), "{e}");
+        assert!(versus(&view, &b.id).unwrap_err().to_string().contains("comma-separated"));
+        assert!(versus(&view, &format!("{0},{0}", b.id)).unwrap_err().to_string().contains("two different"));
+        // A subject named that the file lacks is refused; a default it lacks gives way.
+        let nothing = |named| answers_of(&view, Subject { id: "nothing", named });
+        assert!(nothing(true).unwrap_err().to_string().contains("--subject \"nothing\" is not a library"));
+        let about = nothing(false).unwrap().about;
+        assert!(
+            about.starts_with("This report has no nothing (`--subject`'s default): the questions ask "),
+            "{about}"
+        );
+    }
+
+    fn answers_of(view: &View, subject: Subject) -> Result<Questions> {
+        answers(view, &[], &subject)
     }
 }

@@ -209,7 +209,7 @@ mod tests {
     #[test]
     fn a_waiting_figure_below_its_floor_says_the_polling_multiple_too() {
         let f = floors();
-        let (_, lib) = crate::registry::find("fastipc").unwrap();
+        let lib = crate::registry::select(None).unwrap().remove(0);
         let case = crate::matrix::find("stream-rtt/16B").unwrap();
         let result = |mode, p50| {
             let median = Some(crate::results::Figures { p50_ns: Some(p50), ..Default::default() });

@@ -36,6 +36,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+pub use faq::Subject;
+use ipcbench_api::Kind;
+
 use crate::matrix::{self, Case, Pattern};
 use crate::results::{self, CaseResult, Document, LibraryRecord};
 
@@ -95,11 +98,12 @@ pub fn default_out(paths: &[PathBuf]) -> PathBuf {
     }
 }
 
-/// Writes every artefact into `out`; returns the files written. `versus` names pairs of
-/// libraries (`aeron,zmq`) the questions answer beside FastIPC's.
-pub fn build(sources: &[Source], out: &Path, versus: &[String]) -> Result<Vec<PathBuf>> {
+/// Writes every artefact into `out`; returns the files written. The questions are asked of
+/// `subject`; `versus` names more pairs of libraries (`A,B`) they answer.
+pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subject) -> Result<Vec<PathBuf>> {
     let view = View::new(sources, out);
     let pairs = versus.iter().map(|v| faq::versus(&view, v)).collect::<Result<Vec<_>>>()?;
+    let questions = faq::answers(&view, &pairs, subject)?;
     std::fs::create_dir_all(out.join("charts")).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();
     let mut charts = charts::draw_all(&view, &out.join("charts"))?;
@@ -110,7 +114,7 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String]) -> Result<Vec<Pa
         written.push(path);
         Ok(())
     };
-    let page = page::page(&view, &charts, faq::answers(&view, &pairs));
+    let page = page::page(&view, &charts, questions);
     write("report.md", page::render(&page, &markdown::Markdown)?)?;
     write("medians.csv", csv::csv(&view))?;
     write("index.html", page::render(&page, &html::Html { view: &view })?)?;
@@ -172,6 +176,12 @@ impl<'a> View<'a> {
             .find_map(|(i, s)| s.doc.libraries.iter().find(|l| l.id == id).map(|l| (l, i)))
     }
 
+    /// A library's kind: its record's, or for a file written before kinds, the registry's.
+    pub fn kind(&self, id: &str) -> Option<Kind> {
+        let recorded = self.library(id).and_then(|(l, _)| l.kind);
+        recorded.or_else(|| crate::registry::find(id).ok().map(|(_, info)| info.kind))
+    }
+
     /// Every library's record, in the view's order (the first file's, where several have it).
     pub fn library_records(&self) -> Vec<LibraryRecord> {
         self.libraries.iter().filter_map(|id| self.library(id).map(|(l, _)| l.clone())).collect()
@@ -226,7 +236,9 @@ mod tests {
             let sources = [Source::new(doc, PathBuf::from(format!("results/{name}.json")))];
             let out =
                 std::env::temp_dir().join(format!("ipcbench-report-test-{}-{name}", std::process::id()));
-            build(&sources, &out, &[]).unwrap();
+            let committed = std::fs::read_to_string(folder.join("report.md")).unwrap();
+            let (id, named) = subject_of(&committed);
+            build(&sources, &out, &[], &Subject { id: &id, named }).unwrap();
             for file in ["report.md", "medians.csv"] {
                 let committed = std::fs::read_to_string(folder.join(file)).unwrap();
                 let again = std::fs::read_to_string(out.join(file)).unwrap();
@@ -242,6 +254,17 @@ mod tests {
         assert!(seen >= 2, "the committed reports: {seen}");
     }
 
+    /// The subject a report's questions were asked of, as its Questions section says.
+    fn subject_of(report: &str) -> (String, bool) {
+        if let Some(rest) = report.split("(`--subject ").nth(1) {
+            let id = rest.split('`').next().unwrap().to_string();
+            let named = !rest[id.len()..].starts_with("`, the default)");
+            return (id, named);
+        }
+        let rest = report.split("This report has no ").nth(1).expect("a report says whom it asks");
+        (rest.split(' ').next().unwrap().to_string(), false)
+    }
+
     /// The page of the reference run parses as XML (so as HTML, strictly), opens with the chart
     /// that places every library, has a section per case family with its chart above its
     /// coloured table, inlines every chart written, and answers the questions.
@@ -251,7 +274,10 @@ mod tests {
         let name = "results/run-2026-12-02T01-50-18Z.json";
         let sources = [Source::new(results::load(&root.join(name)).unwrap(), PathBuf::from(name))];
         let out = std::env::temp_dir().join(format!("ipcbench-page-test-{}", std::process::id()));
-        build(&sources, &out, &["aeron,zmq".to_string()]).unwrap();
+        let libs = &sources[0].doc.libraries;
+        let (a, b, c) = (&libs[0], &libs[1], &libs[2]);
+        let subject = Subject { id: &a.id, named: true };
+        build(&sources, &out, &[format!("{},{}", b.id, c.id)], &subject).unwrap();
         let text = std::fs::read_to_string(out.join("index.html")).unwrap();
         let strict = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
         let page = roxmltree::Document::parse_with_options(&text, strict)
@@ -310,14 +336,16 @@ mod tests {
             .filter(|n| n.has_tag_name("dt"))
             .filter_map(|n| n.text().map(String::from))
             .collect();
-        assert!(questions.iter().any(|q| q == "Is FastIPC faster than ZeroMQ?"), "{questions:?}");
-        assert!(questions.iter().any(|q| q == "Is Aeron faster than ZeroMQ?"), "{questions:?}");
+        for (x, y) in [(a, c), (b, c)] {
+            let q = format!("Is {} faster than {}?", x.name, y.name);
+            assert!(questions.contains(&q), "{q}: {questions:?}");
+        }
         let summary = page.descendants().find(|n| n.has_tag_name("table")).unwrap();
         assert_eq!(
             summary.descendants().filter(|n| n.has_tag_name("tr")).count(),
             1 + sources[0].doc.libraries.len()
         );
-        let e = build(&sources, &out, &["aeron,nothing".to_string()]).unwrap_err().to_string();
+        let e = build(&sources, &out, &[format!("{},nothing", b.id)], &subject).unwrap_err().to_string();
         assert!(e.contains("\"nothing\" is not a library of this report"), "{e}");
         let _ = std::fs::remove_dir_all(&out);
     }

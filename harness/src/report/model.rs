@@ -319,24 +319,40 @@ mod tests {
         let sources = [super::super::Source::new(crate::results::load(&path).unwrap(), path.clone())];
         let view = View::new(&sources, std::path::Path::new("unused"));
         let t = case_table(&view);
-        assert_eq!(t.header.len(), 1 + 15);
-        assert_eq!(t.rows.len(), 34);
-        let col = |id: &str| 1 + view.libraries.iter().position(|l| l == id).unwrap();
+        assert_eq!(t.header.len(), 1 + view.libraries.len());
+        assert_eq!(t.rows.len(), view.cases.len());
         let stream = &t.rows[0];
         assert_eq!(stream[0], Cell::Text("stream/16B".into()));
-        let Cell::Figure { text, rank, .. } = &stream[col("aeron")] else {
-            panic!("{:?}", stream[col("aeron")])
+        // The library of the highest rate is the fastest, shown as its figure reads; the slowest
+        // is behind (the libraries are the file's, not named).
+        let rate = |i: usize| {
+            view.result("stream/16B", &view.libraries[i - 1], 0).unwrap().median.unwrap().msgs_per_s
         };
-        assert_eq!((text.as_str(), *rank), ("62.80 M msg/s", Some(Rank::Fastest)));
-        assert!(matches!(&stream[col("nng")], Cell::Figure { rank: Some(Rank::Behind), .. }));
+        let by_rate = |a: &usize, b: &usize| rate(*a).total_cmp(&rate(*b));
+        let (best, worst) =
+            ((1..t.header.len()).max_by(by_rate).unwrap(), (1..t.header.len()).min_by(by_rate).unwrap());
+        let Cell::Figure { text, rank, .. } = &stream[best] else { panic!("{:?}", stream[best]) };
+        assert_eq!((text.as_str(), *rank), (crate::format::rate(rate(best)).as_str(), Some(Rank::Fastest)));
+        assert!(matches!(&stream[worst], Cell::Figure { rank: Some(Rank::Behind), .. }));
         let lossless =
             t.rows.iter().find(|r| r[0] == Cell::Text("broadcast/lossless/1sub/16B".into())).unwrap();
-        let Cell::Dash { note } = lossless[col("nng")] else { panic!("{:?}", lossless[col("nng")]) };
-        assert!(t.notes[note - 1].starts_with("nng: pub0 always drops"), "{}", t.notes[note - 1]);
-        // The same reason is one footnote wherever it stands.
         let lossy = t.rows.iter().find(|r| r[0] == Cell::Text("broadcast/lossy/4sub/16B".into())).unwrap();
-        assert_eq!(lossy[col("uds")], lossless[col("uds")]);
+        let mut dashes = 0;
+        for (i, cell) in lossless.iter().enumerate().skip(1) {
+            let Cell::Dash { note } = cell else { continue };
+            dashes += 1;
+            let lib = &view.libraries[i - 1];
+            assert!(t.notes[*note - 1].starts_with(&format!("{lib}: ")), "{}", t.notes[*note - 1]);
+            // The same reason is one footnote wherever it stands.
+            let reason = &t.notes[*note - 1];
+            if let Cell::Dash { note: other } = lossy[i] {
+                assert_eq!(&t.notes[other - 1] == reason, other == *note, "{lib}");
+            }
+        }
+        assert!(dashes > 0);
         let oversubscribed = t.rows.iter().find(|r| r[0] == Cell::Text("queue/4x4/16B".into())).unwrap();
-        assert!(matches!(&oversubscribed[col("zmq")], Cell::Figure { marks, .. } if marks.ends_with(" *")));
+        let figures = oversubscribed.iter().filter(|c| matches!(c, Cell::Figure { .. }));
+        assert!(figures.clone().count() > 0);
+        assert!(figures.clone().all(|c| matches!(c, Cell::Figure { marks, .. } if marks.ends_with(" *"))));
     }
 }
