@@ -101,9 +101,22 @@ impl Options {
     }
 }
 
-/// How cases are measured: the options `run` and `sweep` share.
+/// How cases are measured: the options `run` and `sweep` share. `config` is every flag that can
+/// change a figure: a resumed run takes them all from its file, so clap refuses any of them
+/// beside `--resume` (by their group, "config"); `watch` only changes how a run is watched, and
+/// a resumed run takes it whole. A new flag goes in one or the other: there is no third place.
 #[derive(Args)]
 pub struct Measure {
+    #[command(flatten)]
+    config: Config,
+    #[command(flatten)]
+    pub(crate) watch: Watch,
+}
+
+/// The flags that can change a figure.
+#[derive(Args)]
+#[group(id = "config", multiple = true)]
+struct Config {
     /// Libraries by id, comma-separated (default: every one built in).
     #[arg(long)]
     lib: Option<String>,
@@ -132,16 +145,6 @@ pub struct Measure {
     /// Leave out the cases that need more processes than this machine has cores.
     #[arg(long)]
     skip_oversubscribed: bool,
-    /// Show each trial and each child's pid.
-    #[arg(long, short)]
-    pub(crate) verbose: bool,
-    /// Close with one table of every case (a column per library) instead of a table per case
-    /// family fitted to the terminal's width.
-    #[arg(long)]
-    pub(crate) wide: bool,
-    /// How long after the measured window a trial may take to end and report before it fails.
-    #[arg(long, default_value = "10s")]
-    pub(crate) grace: String,
     /// rounds: run 1 of every library of a case, then run 2, ..., each round's order rotated,
     /// then extra rounds for results short of runs in the case's host state (or split in two);
     /// interleaved: rounds in one order, no extra rounds; sequential: each library's runs in turn.
@@ -164,9 +167,26 @@ pub struct Measure {
     fault: Option<String>,
 }
 
+/// The flags that change how a run is watched, or how long a trial may take to report, never a
+/// figure: `--resume` honours them.
+#[derive(Args, Clone, Debug, PartialEq)]
+pub struct Watch {
+    /// Show each trial and each child's pid.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Close with one table of every case (a column per library) instead of a table per case
+    /// family fitted to the terminal's width.
+    #[arg(long)]
+    wide: bool,
+    /// How long after the measured window a trial may take to end and report before it fails.
+    #[arg(long, default_value = "10s")]
+    grace: String,
+}
+
 impl Measure {
     pub fn options(self, cases: Result<Vec<Case>>) -> Result<Options> {
-        let Measure {
+        let Watch { verbose, wide, grace } = self.watch;
+        let Config {
             lib,
             runs,
             interval_width,
@@ -176,15 +196,12 @@ impl Measure {
             setup_timeout,
             out,
             skip_oversubscribed,
-            verbose,
-            wide,
-            grace,
             fault,
             order,
             buffer,
             connects,
             pin,
-        } = self;
+        } = self.config;
         let runs_auto = if runs == "auto" {
             let text = interval_width.as_deref().unwrap_or(DEFAULT_WIDTH);
             let width = percent("interval-width", text, DEFAULT_WIDTH)?;
@@ -237,6 +254,8 @@ impl Measure {
     /// `run --resume FILE`: the file's own settings, cases and libraries, checked against this
     /// binary and this machine; from the command line only what does not change a figure.
     pub fn resume(self, path: PathBuf) -> Result<(Options, Resume)> {
+        // Every flag of `config` is refused beside --resume; `watch` is taken whole.
+        let Watch { verbose, wide, grace } = self.watch;
         std::fs::symlink_metadata(&path).with_context(|| format!("--resume: reading {}", path.display()))?;
         // Taken first: a file a live run is still writing is not read, let alone rewritten.
         let lock = results::Lock::take(&path).context("--resume")?;
@@ -288,9 +307,9 @@ impl Measure {
             setup_timeout: secs(s.setup_timeout_s)?,
             out: path.parent().map_or_else(|| PathBuf::from("."), PathBuf::from),
             skip_oversubscribed: s.skip_oversubscribed,
-            verbose: self.verbose,
-            wide: self.wide,
-            grace: duration("grace", &self.grace)?,
+            verbose,
+            wide,
+            grace: duration("grace", &grace)?,
             fault: None,
             order: s.order,
             buffer: s.buffer_bytes,
