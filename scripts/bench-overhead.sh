@@ -16,7 +16,9 @@ for r in $(seq "$rounds"); do
     ./target/release/examples/baseline stream "$mode"
     ./target/release/examples/baseline rtt "$mode"
   done
-  # One line per result (unwrapped) for the grep.
-  COLUMNS=100000 ./target/release/ipcbench run stream/16B stream-rtt/16B --lib fastipc --runs 1 --out "$out" 2>&1 \
-    | grep -E '^\[[0-9]+/[0-9]+\]' | sed 's/^/  harness: /'
+  # The figures from the results file, not from what the run printed.
+  rm -f "$out"/run-*.json
+  ./target/release/ipcbench run stream/16B stream-rtt/16B --lib fastipc --runs 1 --out "$out" >"$out/log" 2>&1 \
+    || { cat "$out/log" >&2; exit 1; }
+  python3 scripts/figures.py "$out"/run-*.json "  harness: "
 done

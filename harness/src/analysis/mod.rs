@@ -235,28 +235,15 @@ fn cost(reports: &[RoleReport], out: &mut Figures) {
     out.peak_rss_bytes = Some(costs.iter().map(|c| c.peak_rss_bytes as f64).sum());
 }
 
-/// The median of each figure over runs (each figure on its own).
+/// The median of each figure over runs (each figure on its own, over the runs that have it).
 pub fn median(runs: &[Figures]) -> Option<Figures> {
-    // Each optional figure's median over the runs that have it.
-    let m = |get: fn(&Figures) -> Option<f64>| middle(runs.iter().filter_map(get).collect());
-    Some(Figures {
-        msgs_per_s: middle(runs.iter().map(|f| f.msgs_per_s).collect())?,
-        p50_ns: m(|f| f.p50_ns),
-        p99_ns: m(|f| f.p99_ns),
-        min_ns: m(|f| f.min_ns),
-        p90_ns: m(|f| f.p90_ns),
-        p999_ns: m(|f| f.p999_ns),
-        p9999_ns: m(|f| f.p9999_ns),
-        max_ns: m(|f| f.max_ns),
-        behind_share: m(|f| f.behind_share),
-        late_p50_ns: m(|f| f.late_p50_ns),
-        late_p99_ns: m(|f| f.late_p99_ns),
-        open_p50_ns: m(|f| f.open_p50_ns),
-        lost_share: m(|f| f.lost_share),
-        cores_busy: m(|f| f.cores_busy),
-        cpu_ns_per_msg: m(|f| f.cpu_ns_per_msg),
-        peak_rss_bytes: m(|f| f.peak_rss_bytes),
-    })
+    let mut out =
+        Figures { msgs_per_s: middle(runs.iter().map(|f| f.msgs_per_s).collect())?, ..Figures::default() };
+    let each: Vec<_> = runs.iter().map(Figures::optional).collect();
+    for (i, slot) in out.optional_mut().into_iter().enumerate() {
+        *slot = middle(each.iter().filter_map(|f| f[i].1).collect());
+    }
+    Some(out)
 }
 
 /// A result whose runs spread more than this share of its median is noisy.

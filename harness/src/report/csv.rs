@@ -2,9 +2,11 @@
 //! the better mode's figures (a stream's bandwidth too), cost and multiple of its floor, then each
 //! receive mode's rate and p50.
 
-use super::{View, floor};
-use crate::results::CaseResult;
+use anyhow::{Result, anyhow};
 use ipcbench_api::RecvMode;
+
+use super::{View, floor};
+use crate::results::{CaseResult, Figures};
 
 /// A receive mode's median rate and p50, empty where it has none.
 fn mode_figures(r: &CaseResult, mode: RecvMode) -> [Option<f64>; 2] {
@@ -18,59 +20,69 @@ fn moves_bytes(r: &CaseResult) -> bool {
     !r.pattern.timed() && crate::analysis::counted(r.pattern) == crate::results::Figure::MsgsPerS
 }
 
-/// Every result as one CSV line (RFC 4180 quoting).
-pub fn csv(view: &View) -> String {
-    let q = |s: &str| {
-        if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-    };
+/// Every result as one CSV line (RFC 4180 quoting, by the `csv` crate): the figures in the
+/// results file's order, by `Figures::optional`.
+pub fn csv(view: &View) -> Result<String> {
     let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    let mut out = String::from(
-        "machine,case,pattern,size,batch,library,status,best_mode,msgs_per_s,bytes_per_s,p50_ns,p99_ns,min_ns,p90_ns,p999_ns,p9999_ns,max_ns,behind_share,late_p50_ns,late_p99_ns,open_p50_ns,lost_share,cores_busy,cpu_ns_per_msg,peak_rss_bytes,floor_multiple,waiting_msgs_per_s,waiting_p50_ns,polling_msgs_per_s,polling_p50_ns,spread_relative,processes,oversubscribed,reason\n",
-    );
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let mut header = vec![
+        "machine",
+        "case",
+        "pattern",
+        "size",
+        "batch",
+        "library",
+        "status",
+        "best_mode",
+        "msgs_per_s",
+        "bytes_per_s",
+    ];
+    header.extend(Figures::default().optional().map(|(name, _)| name));
+    header.extend([
+        "floor_multiple",
+        "waiting_msgs_per_s",
+        "waiting_p50_ns",
+        "polling_msgs_per_s",
+        "polling_p50_ns",
+        "spread_relative",
+        "processes",
+        "oversubscribed",
+        "reason",
+    ]);
+    w.write_record(&header)?;
     for (i, s) in view.sources.iter().enumerate() {
         let floors = floor::floors(view, i);
         for r in &s.doc.results {
             let f = r.median;
             let [waiting_rate, waiting_p50] = mode_figures(r, RecvMode::Waiting);
             let [polling_rate, polling_p50] = mode_figures(r, RecvMode::Polling);
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                q(&s.label),
-                q(&r.case),
-                r.pattern.as_str(),
-                r.size,
+            let mut record = vec![
+                s.label.clone(),
+                r.case.clone(),
+                r.pattern.as_str().to_string(),
+                r.size.to_string(),
                 r.batch.map(|b| b.to_string()).unwrap_or_default(),
-                q(&r.library),
-                r.status.as_str(),
-                r.best_mode.map_or("", |m| m.as_str()),
+                r.library.clone(),
+                r.status.as_str().to_string(),
+                r.best_mode.map_or("", |m| m.as_str()).to_string(),
                 num(f.map(|f| f.msgs_per_s)),
                 num(f.filter(|_| moves_bytes(r)).map(|f| f.msgs_per_s * r.size as f64)),
-                num(f.and_then(|f| f.p50_ns)),
-                num(f.and_then(|f| f.p99_ns)),
-                num(f.and_then(|f| f.min_ns)),
-                num(f.and_then(|f| f.p90_ns)),
-                num(f.and_then(|f| f.p999_ns)),
-                num(f.and_then(|f| f.p9999_ns)),
-                num(f.and_then(|f| f.max_ns)),
-                num(f.and_then(|f| f.behind_share)),
-                num(f.and_then(|f| f.late_p50_ns)),
-                num(f.and_then(|f| f.late_p99_ns)),
-                num(f.and_then(|f| f.open_p50_ns)),
-                num(f.and_then(|f| f.lost_share)),
-                num(f.and_then(|f| f.cores_busy)),
-                num(f.and_then(|f| f.cpu_ns_per_msg)),
-                num(f.and_then(|f| f.peak_rss_bytes)),
+            ];
+            record.extend(f.unwrap_or_default().optional().map(|(_, v)| num(v)));
+            record.extend([
                 num(floors.as_ref().and_then(|fl| floor::multiple(fl, r)).map(|(x, _)| x)),
                 num(waiting_rate),
                 num(waiting_p50),
                 num(polling_rate),
                 num(polling_p50),
                 num(r.spread.as_ref().map(|s| s.relative)),
-                r.processes,
-                r.oversubscribed,
-                q(r.reason.as_deref().unwrap_or("")),
-            ));
+                r.processes.to_string(),
+                r.oversubscribed.to_string(),
+                r.reason.clone().unwrap_or_default(),
+            ]);
+            w.write_record(&record)?;
         }
     }
-    out
+    let bytes = w.into_inner().map_err(|e| anyhow!("writing the CSV: {e}"))?;
+    Ok(String::from_utf8(bytes)?)
 }

@@ -116,7 +116,7 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subjec
     };
     let page = page::page(&view, &charts, questions);
     write("report.md", page::render(&page, &markdown::Markdown)?)?;
-    write("medians.csv", csv::csv(&view))?;
+    write("medians.csv", csv::csv(&view)?)?;
     write("index.html", page::render(&page, &html::Html { view: &view })?)?;
     for c in &charts {
         written.push(out.join("charts").join(format!("{}.svg", c.name)));

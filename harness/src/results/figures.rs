@@ -53,6 +53,54 @@ pub struct Figures {
     pub peak_rss_bytes: Option<f64>,
 }
 
+/// How many optional figures a `Figures` has: all but the rate.
+pub const OPTIONAL: usize = 15;
+
+impl Figures {
+    /// Every optional figure with its name (its key in the results file), in the schema's
+    /// order: the one walk the medians and the CSV make of a trial's figures.
+    pub fn optional(&self) -> [(&'static str, Option<f64>); OPTIONAL] {
+        [
+            ("p50_ns", self.p50_ns),
+            ("p99_ns", self.p99_ns),
+            ("min_ns", self.min_ns),
+            ("p90_ns", self.p90_ns),
+            ("p999_ns", self.p999_ns),
+            ("p9999_ns", self.p9999_ns),
+            ("max_ns", self.max_ns),
+            ("behind_share", self.behind_share),
+            ("late_p50_ns", self.late_p50_ns),
+            ("late_p99_ns", self.late_p99_ns),
+            ("open_p50_ns", self.open_p50_ns),
+            ("lost_share", self.lost_share),
+            ("cores_busy", self.cores_busy),
+            ("cpu_ns_per_msg", self.cpu_ns_per_msg),
+            ("peak_rss_bytes", self.peak_rss_bytes),
+        ]
+    }
+
+    /// The optional figures to fill, in `optional`'s order.
+    pub fn optional_mut(&mut self) -> [&mut Option<f64>; OPTIONAL] {
+        [
+            &mut self.p50_ns,
+            &mut self.p99_ns,
+            &mut self.min_ns,
+            &mut self.p90_ns,
+            &mut self.p999_ns,
+            &mut self.p9999_ns,
+            &mut self.max_ns,
+            &mut self.behind_share,
+            &mut self.late_p50_ns,
+            &mut self.late_p99_ns,
+            &mut self.open_p50_ns,
+            &mut self.lost_share,
+            &mut self.cores_busy,
+            &mut self.cpu_ns_per_msg,
+            &mut self.peak_rss_bytes,
+        ]
+    }
+}
+
 /// Which figure a spread (and a ranking) is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -114,4 +162,33 @@ pub struct Spread {
     pub max: f64,
     /// (max - min) / median.
     pub relative: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk names every figure the results file holds, in its order, and fills the one it
+    /// names: a figure added to the struct but not to the walk fails here.
+    #[test]
+    fn the_walk_is_every_figure_in_the_files_order() {
+        let mut f = Figures { msgs_per_s: 1.0, ..Figures::default() };
+        for (i, slot) in f.optional_mut().into_iter().enumerate() {
+            *slot = Some(i as f64 + 2.0);
+        }
+        let json = serde_json::to_value(f).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut walked = vec!["msgs_per_s"];
+        walked.extend(f.optional().map(|(name, _)| name));
+        assert_eq!(keys.len(), walked.len());
+        let mut sorted = walked.clone();
+        sorted.sort_unstable();
+        let mut file_keys = keys.clone();
+        file_keys.sort_unstable();
+        assert_eq!(file_keys, sorted);
+        for (i, (name, value)) in f.optional().into_iter().enumerate() {
+            assert_eq!(json[name], serde_json::json!(i as f64 + 2.0), "{name}");
+            assert_eq!(value, Some(i as f64 + 2.0), "{name}");
+        }
+    }
 }
