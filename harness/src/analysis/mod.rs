@@ -15,6 +15,7 @@ use crate::noise::middle;
 use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
 
+pub mod standings;
 pub mod states;
 
 /// A trial that can't give figures: which role, and why.

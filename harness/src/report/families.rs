@@ -251,10 +251,12 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: Measure, first: 
     let (unit, divisor) =
         unit(time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service);
     // The best of each machine: the least time, the greatest rate.
-    let best = |s: usize| -> f64 {
-        let of =
-            view.columns.iter().filter(|(_, x)| *x == s).filter_map(|(lib, _)| value(lib, s).map(|x| x.0));
-        if time { of.fold(f64::MAX, f64::min) } else { of.fold(0.0, f64::max) }
+    // The row's values on one machine: what each cell's ratio to the best is taken over.
+    let row = |s: usize| {
+        view.columns
+            .iter()
+            .filter(move |(_, x)| *x == s)
+            .filter_map(move |(lib, _)| value(lib, s).map(|x| x.0))
     };
     let mut cells = Vec::new();
     for (lib, s) in &view.columns {
@@ -265,14 +267,13 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: Measure, first: 
         let reason = r.reason.as_deref().unwrap_or("");
         cells.push(match (r.status, value(lib, *s)) {
             (Status::Ok, Some((v, r))) => {
-                let b = best(*s);
                 let mut text = value_text(v, divisor, time);
                 if let (true, Some(lost)) = (first, r.median.and_then(|f| f.lost_share)) {
                     text.push_str(&format!(" ({} lost)", percent(lost)));
                 }
                 Cell::Value {
                     text,
-                    ratio: if time { v / b } else { b / v },
+                    ratio: analysis::standings::ratio_to_best(v, row(*s), !time),
                     rank: if first { analysis::rank(r, view.row(case, *s)) } else { None },
                     marks: if first { marks(r) } else { String::new() },
                 }

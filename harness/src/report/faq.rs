@@ -16,7 +16,6 @@ use crate::analysis;
 use crate::format::{ratio_span, size_words, three_digits};
 use crate::matrix::{Pattern, size_label};
 use crate::noise;
-use crate::results::CaseResult;
 
 /// One question and its answer.
 #[derive(Debug)]
@@ -161,60 +160,13 @@ fn quoted_round_trip<'a>(view: &View<'a>) -> Option<(&'a str, usize)> {
         .map(|r| (r.case.as_str(), r.size))
 }
 
-/// A passed result's goodness, with the result.
-fn good(r: Option<&CaseResult>) -> Option<(&CaseResult, f64)> {
-    let r = r?;
-    Some((r, analysis::median_goodness(r)?))
-}
-
-/// The ratios of two results' round trips (b's p50 over a's) over every pair of their runs,
-/// each in its better mode: the least and the greatest.
-fn run_ratios(a: &CaseResult, b: &CaseResult) -> Option<(f64, f64)> {
-    let p50s = |r: &CaseResult| -> Vec<f64> {
-        r.best().map(|m| m.runs.iter().filter_map(|run| run.figures.p50_ns).collect()).unwrap_or_default()
-    };
-    let (pa, pb) = (p50s(a), p50s(b));
-    let all: Vec<f64> =
-        pa.iter().flat_map(|x| pb.iter().map(move |y| y / x)).filter(|r| r.is_finite()).collect();
-    let lo = all.iter().copied().reduce(f64::min)?;
-    Some((lo, all.iter().copied().fold(lo, f64::max)))
-}
-
 /// Whether `a` is faster than `b`, in words; None when they share no measurement.
 fn pair(view: &View, a: &str, b: &str) -> Option<String> {
     let (na, nb) = (name(view, a), name(view, b));
-    let (mut wins, mut level, mut slower, mut over) = (0, 0, 0, 0);
-    let mut ratios: Vec<f64> = Vec::new();
-    let mut slower_in: Vec<&str> = Vec::new();
-    let mut rtt: Option<(f64, f64)> = None;
     let quoted = quoted_round_trip(view);
-    for s in 0..view.sources.len() {
-        for case in &view.cases {
-            let (Some((ra, ga)), Some((rb, gb))) =
-                (good(view.result(case, a, s)), good(view.result(case, b, s)))
-            else {
-                continue;
-            };
-            if ra.oversubscribed || rb.oversubscribed {
-                over += 1;
-                continue;
-            }
-            ratios.push(ga / gb);
-            if analysis::level(ra, rb) {
-                level += 1;
-            } else if ga > gb {
-                wins += 1;
-            } else {
-                slower += 1;
-                slower_in.push(case);
-            }
-            if quoted.is_some_and(|(q, _)| q == case)
-                && let Some((lo, hi)) = run_ratios(ra, rb)
-            {
-                rtt = Some(rtt.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))));
-            }
-        }
-    }
+    let p = analysis::standings::pair(&view.results(), &view.cases, a, b, quoted.map(|q| q.0));
+    let (wins, level, slower, over) = (p.wins, p.level, p.slower, p.oversubscribed);
+    let (ratios, slower_in, rtt) = (p.ratios, p.slower_in, p.round_trip);
     let both = wins + level + slower;
     if both == 0 {
         return None;

@@ -209,6 +209,11 @@ impl<'a> View<'a> {
         self.sources.iter().flat_map(|s| &s.doc.results).find(|r| r.case == case).map(|r| r.pattern)
     }
 
+    /// Every source's results, in the sources' order: what the analysis of standings reads.
+    pub fn results(&self) -> Vec<&'a [CaseResult]> {
+        self.sources.iter().map(|s| s.doc.results.as_slice()).collect()
+    }
+
     /// The results of a case on one machine: the row a result is ranked in.
     pub fn row(&self, case: &str, source: usize) -> Vec<&'a CaseResult> {
         self.sources[source].doc.results.iter().filter(|r| r.case == case).collect()

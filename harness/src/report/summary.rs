@@ -7,53 +7,13 @@ use std::collections::BTreeMap;
 
 use super::View;
 use super::model::{Cell, Table};
-use crate::analysis::{self, Rank};
+use crate::analysis::{self, standings::Standing};
 use crate::format::{nanos, three_digits};
 use crate::noise;
 
-/// Per library on one machine: the cases it passed, the rows (oversubscribed aside) where it
-/// was the fastest or level, the oversubscribed rows left out, and, over the rows counted, its
-/// ratios to the best of each row and its CPU per message.
-#[derive(Clone, Default)]
-pub struct Standing {
-    pub passed: usize,
-    pub ran: usize,
-    pub top: usize,
-    pub oversubscribed: usize,
-    pub ratios: Vec<f64>,
-    pub cpu_ns: Vec<f64>,
-}
-
 /// Every library's standing on every machine, keyed by (source, library).
 pub fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
-    let mut out = BTreeMap::new();
-    for (lib, s) in &view.columns {
-        for case in &view.cases {
-            let Some(r) = view.result(case, lib, *s) else { continue };
-            let Some(rank) = analysis::rank(r, view.row(case, *s)) else { continue };
-            let e: &mut Standing = out.entry((*s, lib.clone())).or_default();
-            e.passed += 1;
-            if r.oversubscribed {
-                e.oversubscribed += 1;
-                continue;
-            }
-            e.ran += 1;
-            if rank != Rank::Behind {
-                e.top += 1;
-            }
-            if r.host_state.is_some() {
-                // Paired within rounds, in the case's state.
-                e.ratios.extend(analysis::states::ratio_to_best(r, view.row(case, *s)));
-            } else if let Some(mine) = analysis::median_goodness(r).filter(|g| *g > 0.0) {
-                // The best median of the row (its goodness): no interval is needed for it.
-                let best =
-                    view.row(case, *s).into_iter().filter_map(analysis::median_goodness).fold(0.0, f64::max);
-                e.ratios.push(best / mine);
-            }
-            e.cpu_ns.extend(r.median.and_then(|f| f.cpu_ns_per_msg));
-        }
-    }
-    out
+    analysis::standings::standings(&view.results())
 }
 
 /// What the summary table says of the ratios: how far from the best of its rows a library's
