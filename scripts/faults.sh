@@ -50,14 +50,14 @@ def cell(doc, case, lib):
     twin = next(x for x in doc["results"] if x["case"] == case[:-3] + "1KiB" and x["library"] == lib)
     if r["status"] == "unsupported":
         return None
-    reason = r.get("reason", "")
+    reason, kind = r.get("reason", ""), r.get("failure")
     if r["status"] != "failed":
         return f"**{r['status']}** (expected failed)"
-    if "deadline passed" in reason:
+    if kind == "deadline":
         out = "deadline; " + ("stopped role named" if "(stopped" in reason else "**stopped role not named**")
     elif "was not answering" in reason:
         out = "failed; peer gave up on it, stopped role named"
-    elif "was killed by signal" in reason:
+    elif kind == "killed":
         peer = reason.split("; then ", 1)
         out = "failed; peer " + ("failed by itself" if len(peer) > 1 and "exited with code" in peer[1] else "still waiting, ended by the driver")
     else:

@@ -123,6 +123,7 @@ fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
         oversubscribed: false,
         status: Status::Ok,
         reason: None,
+        failure: None,
         best_mode: None,
         median: None,
         spread: None,

@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 use crate::machine::{Conditions, Machine};
 use crate::matrix::{Column, Pattern, Role};
 
+mod failure;
 mod figures;
 mod file;
 mod host;
 mod settings;
 
+pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
@@ -146,6 +148,9 @@ pub struct CaseResult {
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A failed result's kind of failure; `reason` has its words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
     /// The receive mode whose median is the library's figure (the better).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "mode::or_none")]
     pub best_mode: Option<RecvMode>,

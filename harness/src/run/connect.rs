@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::children::{Children, Event, Proc};
 use super::trial::{Trial, TrialError, event_before, exits_cleanly, take_report};
 use crate::matrix::Role;
-use crate::results::RunRecord;
+use crate::results::{Failure, RunRecord};
 
 /// How long after a receiver began opening an endpoint that waits in its open for a sender (a
 /// socket's accept) the sender starts: by then its listening socket (or the like) exists.
@@ -31,9 +31,10 @@ impl Trial<'_> {
         let mut children = Children { procs: Vec::new() };
         let mut args = self.child_args(Role::Receiver, 0, trial_dir);
         args.connects = Some(attempts);
-        children
-            .procs
-            .push(Proc::start(exe, &args, 0, tx.clone(), opts.verbose).map_err(TrialError::Failed)?);
+        children.procs.push(
+            Proc::start(exe, &args, 0, tx.clone(), opts.verbose)
+                .map_err(|e| TrialError::Failed(Failure::Spawn, e))?,
+        );
         let mut receiving: Option<Receiving> = None;
         let budget = opts.setup_timeout + Duration::from_secs(5);
         for k in 0..attempts {
@@ -57,9 +58,10 @@ impl Trial<'_> {
             let mut args = self.child_args(Role::Sender, 0, trial_dir);
             args.attempt = Some(k);
             let i = children.procs.len();
-            children
-                .procs
-                .push(Proc::start(exe, &args, i, tx.clone(), opts.verbose).map_err(TrialError::Failed)?);
+            children.procs.push(
+                Proc::start(exe, &args, i, tx.clone(), opts.verbose)
+                    .map_err(|e| TrialError::Failed(Failure::Spawn, e))?,
+            );
             // Until sender k has reported and ended.
             let deadline = Instant::now() + budget;
             loop {
@@ -131,5 +133,8 @@ impl Trial<'_> {
 /// wrote to their standard error.
 fn late(budget: Duration, what: &str, awaited: &[&Proc]) -> TrialError {
     let tails: Vec<String> = awaited.iter().map(|p| format!("{}{}", p.label(), p.stderr_tail())).collect();
-    TrialError::Failed(format!("deadline passed ({budget:?}) waiting for {what}: {}", tails.join("; ")))
+    TrialError::Failed(
+        Failure::Deadline,
+        format!("deadline passed ({budget:?}) waiting for {what}: {}", tails.join("; ")),
+    )
 }

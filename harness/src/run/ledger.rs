@@ -46,6 +46,7 @@ pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: 
         oversubscribed: processes > cores,
         status: Status::Ok,
         reason: None,
+        failure: None,
         best_mode: None,
         median: None,
         spread: None,

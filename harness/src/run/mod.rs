@@ -525,8 +525,9 @@ impl RunContext<'_> {
                     result.modes[m].runs.push(record);
                 }
                 Err(TrialError::Interrupted) => ledger::interrupted(result),
-                Err(TrialError::Failed(reason)) => {
+                Err(TrialError::Failed(kind, reason)) => {
                     result.status = Status::Failed;
+                    result.failure = Some(kind);
                     result.reason = Some(format!("{mode} receive, run {run_no}: {reason}"));
                 }
             }

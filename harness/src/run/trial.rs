@@ -17,17 +17,17 @@ use crate::analysis;
 use crate::fault::{self, Fault};
 use crate::matrix::{Case, Pace, Role};
 use crate::registry;
-use crate::results::{RoleReport, RunRecord};
+use crate::results::{Failure, RoleReport, RunRecord};
 use crate::role::connect::attempt_name;
 use crate::role::{ChildArgs, message};
 
 /// How a reason marks a process the kernel shows stopped.
 const STOPPED: &str = " (stopped: SIGSTOP or a debugger)";
 
-/// Why a trial gave no figures.
+/// Why a trial gave no figures: interrupted, or failed (its kind, and its words).
 pub enum TrialError {
     Interrupted,
-    Failed(String),
+    Failed(Failure, String),
 }
 
 pub struct Trial<'a> {
@@ -67,12 +67,12 @@ impl Trial<'_> {
         }
         let need =
             registry::shared_memory(self.library, self.case.shape, self.case.size, self.ctx.opts.buffer);
-        dir::check_shared_memory(&names, need).map_err(TrialError::Failed)?;
+        dir::check_shared_memory(&names, need).map_err(|e| TrialError::Failed(Failure::Machine, e))?;
         // Written before any child starts, removed when this drops: the children are gone by
         // then (`run_in`'s `Children` is dropped first), whatever ended the trial.
         let _files =
             dir::TrialFiles::create(trial_dir.clone(), dir::Manifest { library: self.library.into(), names })
-                .map_err(TrialError::Failed)?;
+                .map_err(|e| TrialError::Failed(Failure::Machine, e))?;
         self.run_in(&trial_dir)
     }
 
@@ -106,8 +106,8 @@ impl Trial<'_> {
     }
 
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
-        let exe =
-            std::env::current_exe().map_err(|e| TrialError::Failed(format!("finding this binary: {e}")))?;
+        let exe = std::env::current_exe()
+            .map_err(|e| TrialError::Failed(Failure::Spawn, format!("finding this binary: {e}")))?;
         if self.case.pace == Pace::Connect {
             return self.connect_in(&exe, trial_dir);
         }
@@ -116,7 +116,8 @@ impl Trial<'_> {
         let opts = self.ctx.opts;
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
             let args = self.child_args(role, index, trial_dir);
-            let child = Proc::start(&exe, &args, i, tx.clone(), opts.verbose).map_err(TrialError::Failed)?;
+            let child = Proc::start(&exe, &args, i, tx.clone(), opts.verbose)
+                .map_err(|e| TrialError::Failed(Failure::Spawn, e))?;
             children.procs.push(child);
         }
         drop(tx);
@@ -148,11 +149,10 @@ impl Trial<'_> {
             let ok =
                 p.stdin.as_mut().is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
             if !ok {
-                return Err(TrialError::Failed(format!(
-                    "{} closed its input before the start{}",
-                    p.label(),
-                    p.stderr_tail()
-                )));
+                return Err(TrialError::Failed(
+                    Failure::Exited,
+                    format!("{} closed its input before the start{}", p.label(), p.stderr_tail()),
+                ));
             }
         }
         let (warmup, window) = (self.ctx.opts.warmup, self.ctx.opts.duration);
@@ -208,7 +208,7 @@ impl Trial<'_> {
     pub(super) fn record(&self, children: &mut Children) -> Result<RunRecord, TrialError> {
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
         analysis::run_record(self.case, roles, self.requests)
-            .map_err(|b| TrialError::Failed(format!("{}: {}", b.role, b.reason)))
+            .map_err(|b| TrialError::Failed(Failure::Disagreement, format!("{}: {}", b.role, b.reason)))
     }
 
     /// Sends an injected fault's signal to child `i`.
@@ -270,10 +270,10 @@ impl Trial<'_> {
                     format!("{}{stopped}{}", p.label(), p.stderr_tail())
                 })
                 .collect();
-            return Err(TrialError::Failed(format!(
-                "deadline passed while {doing} ({budget}): still waiting for {}",
-                waiting.join("; ")
-            )));
+            return Err(TrialError::Failed(
+                Failure::Deadline,
+                format!("deadline passed while {doing} ({budget}): still waiting for {}", waiting.join("; ")),
+            ));
         }
     }
 
@@ -306,7 +306,8 @@ impl Trial<'_> {
             .copied();
         let Some((cause, status)) = first else {
             let p = &children.procs[i];
-            return TrialError::Failed(format!("{} closed its output {when}{}", p.label(), p.stderr_tail()));
+            let words = format!("{} closed its output {when}{}", p.label(), p.stderr_tail());
+            return TrialError::Failed(Failure::Exited, words);
         };
         let p = &children.procs[cause];
         let mut reason = format!("{} {} {when}{}", p.label(), describe(status), p.stderr_tail());
@@ -329,14 +330,14 @@ impl Trial<'_> {
                 reason.push_str(&format!("; {}{STOPPED} was not answering", q.label()));
             }
         }
-        TrialError::Failed(reason)
+        TrialError::Failed(Failure::of_end(status), reason)
     }
 
     pub(super) fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
-        TrialError::Failed(format!(
-            "{} said {line:?}, which the driver did not expect",
-            children.procs[i].label()
-        ))
+        TrialError::Failed(
+            Failure::Protocol,
+            format!("{} said {line:?}, which the driver did not expect", children.procs[i].label()),
+        )
     }
 }
 
@@ -355,7 +356,7 @@ pub(super) fn event_before(events: &Receiver<Event>, until: Instant) -> Result<O
             Ok(ev) => return Ok(Some(ev)),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                return Err(TrialError::Failed("every child's output closed".to_string()));
+                return Err(TrialError::Failed(Failure::Exited, "every child's output closed".to_string()));
             }
         }
     }
@@ -364,7 +365,10 @@ pub(super) fn event_before(events: &Receiver<Event>, until: Instant) -> Result<O
 /// A child's `result` line: its report, kept with it.
 pub(super) fn take_report(p: &mut Proc, json: &str) -> Result<(), TrialError> {
     let report: RoleReport = serde_json::from_str(json).map_err(|e| {
-        TrialError::Failed(format!("{} reported unreadable figures ({e}): {json}", p.label()))
+        TrialError::Failed(
+            Failure::Protocol,
+            format!("{} reported unreadable figures ({e}): {json}", p.label()),
+        )
     })?;
     p.report = Some(report);
     Ok(())
@@ -380,8 +384,15 @@ pub(super) fn exits_cleanly(p: &mut Proc) -> Result<(), TrialError> {
         match p.child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            Ok(None) => return Err(TrialError::Failed(format!("{} reported but did not exit", p.label()))),
-            Err(e) => return Err(TrialError::Failed(format!("waiting for {}: {e}", p.label()))),
+            Ok(None) => {
+                return Err(TrialError::Failed(
+                    Failure::NoExit,
+                    format!("{} reported but did not exit", p.label()),
+                ));
+            }
+            Err(e) => {
+                return Err(TrialError::Failed(Failure::Machine, format!("waiting for {}: {e}", p.label())));
+            }
         }
     };
     if !status.success() {
@@ -389,7 +400,7 @@ pub(super) fn exits_cleanly(p: &mut Proc) -> Result<(), TrialError> {
             return Err(TrialError::Interrupted);
         }
         let why = format!("{} reported, then {}{}", p.label(), describe(status), p.stderr_tail());
-        return Err(TrialError::Failed(why));
+        return Err(TrialError::Failed(Failure::of_end(status), why));
     }
     Ok(())
 }

@@ -70,14 +70,16 @@ fn fault_suite_of(name: &str, fault: &str, faulted: &[(&str, &str, &str, &str)],
             }
             let role = if side == "sending" { sending } else { receiving };
             let reason = f["reason"].as_str().unwrap_or_default();
+            let kind = f["failure"].as_str().unwrap_or_default();
             let named = match signal {
                 "kill" => {
                     let when = if stage == "setup" { "during set-up" } else { "before reporting" };
-                    reason.contains(&format!("{role} 0 was killed by signal 9 (SIGKILL) {when}"))
+                    kind == "killed"
+                        && reason.contains(&format!("{role} 0 was killed by signal 9 (SIGKILL) {when}"))
                 }
-                // Past the deadline; or in set-up, where a peer may give up on it first.
+                // Past the deadline; or in set-up, where a peer may give up on it first (and end).
                 _ => {
-                    (reason.contains("deadline passed") || stage == "setup")
+                    (kind == "deadline" || stage == "setup" && ["killed", "exited"].contains(&kind))
                         && reason.contains(&format!("{role} 0 (stopped"))
                 }
             };
