@@ -259,12 +259,9 @@ pub fn counted(pattern: Pattern) -> Figure {
     }
 }
 
-/// The value of a figure in a set of figures.
+/// The value of a figure in a set of figures (read as `Measure::get` reads it).
 pub fn value(figure: Figure, f: &Figures) -> Option<f64> {
-    match figure {
-        Figure::MsgsPerS => Some(f.msgs_per_s),
-        Figure::P50Ns => f.p50_ns,
-    }
+    figure.measure().get(f)
 }
 
 /// How good figures are, higher better: a rate as it is, a latency as round trips a second at

@@ -111,6 +111,16 @@ pub enum Figure {
     P50Ns,
 }
 
+impl Figure {
+    /// The same figure as the tables and `compare` name it: one reading of a value, `Measure::get`.
+    pub fn measure(self) -> Measure {
+        match self {
+            Figure::MsgsPerS => Measure::MsgsPerS,
+            Figure::P50Ns => Measure::P50Ns,
+        }
+    }
+}
+
 /// One figure of a set of `Figures`, as the family tables and `ipcbench compare` name it (the
 /// comparison's JSON writes it in snake case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
