@@ -13,7 +13,6 @@ use anyhow::{Result, bail};
 use ipcbench_api::RecvMode;
 use serde::Serialize;
 
-use crate::analysis;
 use crate::floors::Floors;
 use crate::format::{nanos, rate, whole_percent};
 use crate::matrix::Pattern;
@@ -28,21 +27,10 @@ fn value_text(m: Measure, v: f64) -> String {
     if m == Measure::MsgsPerS { rate(v) } else { nanos(v) }
 }
 
-/// The figures of a pattern worth comparing: its rate where the rate is its own (not a
-/// schedule's), its latencies where it times them, and what it cost.
+/// The figures of a pattern worth comparing (the catalogue's): its rate where the rate is its
+/// own (not a schedule's), its latencies where it times them, and what it cost.
 fn compared(pattern: Pattern) -> Vec<Measure> {
-    let mut out = Vec::new();
-    if analysis::counted(pattern) == results::Figure::MsgsPerS {
-        out.push(Measure::MsgsPerS);
-    }
-    if pattern.timed() || analysis::counted(pattern) == results::Figure::P50Ns {
-        out.push(Measure::P50Ns);
-    }
-    if pattern.timed() {
-        out.push(Measure::P99Ns);
-    }
-    out.push(Measure::CpuNsPerMsg);
-    out
+    results::shows::shows(pattern).compared.to_vec()
 }
 
 /// What a change amounts to.

@@ -81,6 +81,16 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    pub const ALL: [Pattern; 7] = [
+        Pattern::Stream,
+        Pattern::StreamRtt,
+        Pattern::Broadcast,
+        Pattern::Queue,
+        Pattern::Service,
+        Pattern::Latency,
+        Pattern::Connect,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Pattern::Stream => "stream",

@@ -18,6 +18,7 @@ use super::plot::{COLORS, Chart, DrawResult, Place, SANS, font, mode_color};
 use super::{cost, floor};
 use crate::analysis;
 use crate::matrix::Pattern;
+use crate::results::shows::{BATCHES, Shows, Title, shows};
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
 
@@ -59,23 +60,20 @@ fn family_name(f: Group) -> &'static str {
     f.map_or("batch", Pattern::as_str)
 }
 
-/// A chart's title: its family's (as its section is titled), then what it shows.
+/// What a chart shows: its pattern's, or the batch cases'.
+fn shown(f: Group) -> Shows {
+    f.map_or(BATCHES, shows)
+}
+
+/// A chart's title: its own, or its family's (as its section is titled) then what it shows.
 fn title(f: Group) -> String {
-    let (family, shows) = match f {
-        Some(Pattern::Stream) => return "Streams: messages per second one way".into(),
-        Some(Pattern::StreamRtt) => return "Round trips: p50 (lower is better)".into(),
-        Some(Pattern::Broadcast) => (Family::Broadcasts, "the slowest subscriber's messages per second"),
-        Some(Pattern::Queue) => (Family::Queues, "every consumer's messages per second together"),
-        Some(Pattern::Service) => (Family::Services, "every client's calls per second together"),
-        Some(Pattern::Latency) => {
-            (Family::Latency, "p50 one way, from each message's due time (lower is better)")
+    match shown(f).chart {
+        Title::Own(title) => title.into(),
+        Title::AfterFamily(shows) => {
+            let family = f.map_or(Family::Batches, |p| Family::of(p, false));
+            format!("{}: {shows}", family.title())
         }
-        Some(Pattern::Connect) => {
-            (Family::Connect, "a fresh sender's open and first message (lower is better)")
-        }
-        None => (Family::Batches, "messages per second"),
-    };
-    format!("{}: {shows}", family.title())
+    }
 }
 
 fn groups(view: &View) -> Vec<(Group, Vec<String>)> {
@@ -118,54 +116,36 @@ fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
             .map(|c| columns.iter().map(|(lib, s)| ok(view.result(c, lib, *s)).and_then(f)).collect())
             .collect()
     };
-    let rate = |r: &CaseResult| r.median.map(|f| f.msgs_per_s / 1e6);
-    let p50 = |r: &CaseResult| r.median.and_then(|f| f.p50_ns).map(|ns| ns / 1e3);
-    let lost = |r: &CaseResult| r.median.and_then(|f| f.lost_share).map(|x| x * 100.0);
+    let show = shown(family);
+    // The first panel draws the figure that ranks the family; the others stand where some result
+    // has their figure (a lossless broadcast has no share lost).
     let mut panels = Vec::new();
-    // The figure that ranks the family is the one its first panel draws.
-    match family.map(analysis::counted) {
-        Some(Figure::P50Ns) if family == Some(Pattern::Latency) => {
-            panels.push(Panel::new("p50 one way (µs)", table(&p50)));
-            let p9999 = |r: &CaseResult| r.median.and_then(|f| f.p9999_ns).map(|ns| ns / 1e3);
-            panels.push(Panel::new("p99.99 one way (µs)", table(&p9999)));
+    let mut floors_on = None;
+    for (i, p) in show.panels.iter().enumerate() {
+        let values = table(&|r: &CaseResult| r.median.and_then(|f| p.measure.get(&f)).map(p.unit));
+        if i > 0 && !values.iter().flatten().any(Option::is_some) {
+            continue;
         }
-        Some(Figure::P50Ns) if family == Some(Pattern::Connect) => {
-            panels.push(Panel::new("p50 set-up (µs)", table(&p50)));
-            let max = |r: &CaseResult| r.median.and_then(|f| f.max_ns).map(|ns| ns / 1e3);
-            panels.push(Panel::new("greatest set-up (µs)", table(&max)));
+        if show.floors_on == Some(i) {
+            floors_on = Some(panels.len());
         }
-        Some(Figure::P50Ns) => panels.push(Panel::new("p50 round trip (µs)", table(&p50))),
-        _ => panels.push(Panel::new("M msg/s", table(&rate))),
+        panels.push(Panel::new(p.label, values));
     }
-    if family == Some(Pattern::Broadcast) {
-        let l = table(&lost);
-        if l.iter().flatten().any(Option::is_some) {
-            panels.push(Panel::new("lossy: share lost (%)", l));
-        }
-    }
-    if family == Some(Pattern::Service) {
-        panels.push(Panel::new("p50 call (µs)", table(&p50)));
-    }
-    // The machine's floors: round-trip floors across the first panel of round trips and
-    // latency (a service's on its call panel), the copy floor over each stream case.
+    // The machine's floors: round-trip floors across the panel of round trips and latency (a
+    // service's on its call panel), the copy floor over each stream case.
     let mut extra = Vec::new();
-    match family {
-        Some(p) if p.timed() => {
-            let lines = floor::lines(view, p);
-            extra.extend(lines.iter().map(|l| (l.label.clone(), mode_color(l.mode))));
-            let at = if p == Pattern::Service { panels.len() - 1 } else { 0 };
-            panels[at].floors = lines;
+    if let (Some(at), Some(p)) = (floors_on, family) {
+        let lines = floor::lines(view, p);
+        extra.extend(lines.iter().map(|l| (l.label.clone(), mode_color(l.mode))));
+        panels[at].floors = lines;
+    }
+    if show.copy_floor {
+        let sizes: Vec<usize> = cases.iter().map(|c| crate::matrix::find(c).map_or(0, |c| c.size)).collect();
+        let copy = floor::copy_rates(view, &sizes);
+        if copy.iter().any(Option::is_some) {
+            extra.push(("copy floor (memory copy bandwidth / size)".to_string(), COPY));
+            panels[0].copy = copy;
         }
-        Some(Pattern::Stream) => {
-            let sizes: Vec<usize> =
-                cases.iter().map(|c| crate::matrix::find(c).map_or(0, |c| c.size)).collect();
-            let copy = floor::copy_rates(view, &sizes);
-            if copy.iter().any(Option::is_some) {
-                extra.push(("copy floor (memory copy bandwidth / size)".to_string(), COPY));
-                panels[0].copy = copy;
-            }
-        }
-        _ => {}
     }
     let prefix = format!("{}/", family_name(family));
     let short =

@@ -8,6 +8,7 @@ use super::model::{self, Cell, marks};
 use crate::analysis;
 use crate::format::{percent, three_digits};
 use crate::matrix::Pattern;
+use crate::results::shows::shows;
 use crate::results::{CaseResult, Measure, Status};
 
 /// A family of cases: a section of the report.
@@ -111,23 +112,6 @@ impl Family {
     }
 }
 
-/// The figures a case of `pattern` gets a row for, the one results are ranked by first.
-fn measures(pattern: Pattern) -> Vec<Measure> {
-    use Measure::*;
-    match pattern {
-        Pattern::Stream | Pattern::Broadcast | Pattern::Queue => vec![MsgsPerS],
-        Pattern::StreamRtt => vec![P50Ns, P99Ns],
-        Pattern::Service => vec![MsgsPerS, P50Ns],
-        Pattern::Latency => vec![P50Ns, P99Ns, P9999Ns, MaxNs],
-        Pattern::Connect => vec![P50Ns, MaxNs],
-    }
-}
-
-/// A figure's name in its row: a service's p50 is a call's.
-fn label(pattern: Pattern, m: Measure) -> &'static str {
-    if pattern == Pattern::Service && m == Measure::P50Ns { "p50 call" } else { m.name() }
-}
-
 /// One row: a figure of one case, every column's value of it.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -226,8 +210,8 @@ pub fn table(view: &View, family: Family) -> FamilyTable {
         if Family::of(pattern, batch) != family {
             continue;
         }
-        for (i, m) in measures(pattern).into_iter().enumerate() {
-            let row = measure_row(view, &mut t, case, m, i == 0);
+        for (i, &(m, name)) in shows(pattern).rows.iter().enumerate() {
+            let row = measure_row(view, &mut t, case, (m, name), i == 0);
             // A later figure no library has (an older file's) gets no row.
             if i == 0 || row.cells.iter().any(|c| matches!(c, Cell::Value { .. })) {
                 t.rows.push(row);
@@ -240,7 +224,7 @@ pub fn table(view: &View, family: Family) -> FamilyTable {
 /// One figure of one case: each column's value in the row's unit, with its ratio to the best
 /// of its machine; the case's first row (the figure results are ranked by) carries the ranks,
 /// marks and reasons.
-fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: Measure, first: bool) -> Row {
+fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure, &str), first: bool) -> Row {
     let pattern = view.pattern(case).expect("the case is in the view");
     let value = |lib: &str, s: usize| -> Option<(f64, &CaseResult)> {
         let r = view.result(case, lib, s).filter(|r| r.status == Status::Ok)?;
@@ -285,7 +269,7 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, m: Measure, first: 
             }
         });
     }
-    Row { case: case.to_string(), figure: format!("{} ({unit})", label(pattern, m)), cells }
+    Row { case: case.to_string(), figure: format!("{name} ({unit})"), cells }
 }
 
 #[cfg(test)]

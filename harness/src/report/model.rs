@@ -9,6 +9,7 @@ use super::View;
 use crate::analysis::{self, NOISY, Rank};
 use crate::format::{nanos, percent, rate, whole_percent};
 use crate::matrix::{Column, Pattern};
+use crate::results::shows::{Line, shows};
 use crate::results::{CaseResult, Figure, Figures, LibraryRecord, Status};
 
 /// One cell of a table.
@@ -189,19 +190,20 @@ pub fn legend_line(fastest: &str, present: impl Fn(Mark) -> bool, mark: impl Fn(
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
 pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
+    let line = shows(pattern).line;
     let mut s = rate(f.msgs_per_s);
-    if let (Pattern::Latency, Some(p50), Some(p99), Some(p9999), Some(max)) =
-        (pattern, f.p50_ns, f.p99_ns, f.p9999_ns, f.max_ns)
+    if let (Line::Spectrum, Some(p50), Some(p99), Some(p9999), Some(max)) =
+        (line, f.p50_ns, f.p99_ns, f.p9999_ns, f.max_ns)
     {
         return format!("p50 {} p99 {} p99.99 {} max {}", nanos(p50), nanos(p99), nanos(p9999), nanos(max));
     }
-    if let (Pattern::Connect, Some(p50), Some(max)) = (pattern, f.p50_ns, f.max_ns) {
+    if let (Line::Connect, Some(p50), Some(max)) = (line, f.p50_ns, f.max_ns) {
         let open = f.open_p50_ns.map(|o| format!(" (open p50 {})", nanos(o))).unwrap_or_default();
         return format!("p50 {} max {}{open}", nanos(p50), nanos(max));
     }
     if let Some(p50) = f.p50_ns {
-        s = match (pattern, f.p99_ns) {
-            (Pattern::StreamRtt, Some(p99)) => format!("p50 {} p99 {}", nanos(p50), nanos(p99)),
+        s = match (line, f.p99_ns) {
+            (Line::RoundTrip, Some(p99)) => format!("p50 {} p99 {}", nanos(p50), nanos(p99)),
             _ => format!("{s}, p50 {}", nanos(p50)),
         };
     }

@@ -132,6 +132,7 @@ pub enum Measure {
     P9999Ns,
     MaxNs,
     CpuNsPerMsg,
+    LostShare,
 }
 
 impl Measure {
@@ -148,6 +149,7 @@ impl Measure {
             Measure::P9999Ns => f.p9999_ns,
             Measure::MaxNs => f.max_ns,
             Measure::CpuNsPerMsg => f.cpu_ns_per_msg,
+            Measure::LostShare => f.lost_share,
         }
     }
 
@@ -159,6 +161,7 @@ impl Measure {
             Measure::P9999Ns => "p99.99",
             Measure::MaxNs => "max",
             Measure::CpuNsPerMsg => "CPU/msg",
+            Measure::LostShare => "lost",
         }
     }
 }

@@ -16,6 +16,7 @@ mod figures;
 mod file;
 mod host;
 mod settings;
+pub mod shows;
 
 pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
