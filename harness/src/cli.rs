@@ -219,10 +219,6 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
     }
 }
 
-/// The library the report's questions are asked of when `--subject` names none: the one the
-/// comparison this tool grew from is about.
-const DEFAULT_SUBJECT: &str = "fastipc";
-
 /// `ipcbench report`, and the end of every run: every artefact, from the JSON alone.
 fn report_of(
     files: &[PathBuf],
@@ -234,7 +230,7 @@ fn report_of(
     let out = out.unwrap_or_else(|| report::default_out(files));
     let subject = match &subject {
         Some(id) => report::Subject { id, named: true },
-        None => report::Subject { id: DEFAULT_SUBJECT, named: false },
+        None => report::Subject { id: registry::DEFAULT_SUBJECT, named: false },
     };
     let written = report::build(&sources, &out, versus, &subject)?;
     console::say(&format!("ipcbench: the report ({} files) is in {}", written.len(), out.display()));

@@ -49,6 +49,10 @@ pub static LIBRARIES: [Entry; 15] = [
     entry::<ipcbench_shm_ring::ShmRing>(),
 ];
 
+/// The library the report's questions are asked of when `report --subject` names none: the one
+/// the comparison this tool grew from is about.
+pub const DEFAULT_SUBJECT: &str = "fastipc";
+
 /// Every library's id, in the order of the tables.
 pub fn ids() -> Vec<&'static str> {
     LIBRARIES.iter().map(|e| (e.info)().id).collect()

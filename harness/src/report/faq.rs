@@ -12,7 +12,7 @@ use ipcbench_api::Kind;
 
 use super::View;
 use super::summary::standings;
-use crate::analysis;
+use crate::analysis::{self, standings::Pair};
 use crate::format::{ratio_span, size_words, three_digits};
 use crate::matrix::{Pattern, size_label};
 use crate::noise;
@@ -164,9 +164,8 @@ fn quoted_round_trip<'a>(view: &View<'a>) -> Option<(&'a str, usize)> {
 fn pair(view: &View, a: &str, b: &str) -> Option<String> {
     let (na, nb) = (name(view, a), name(view, b));
     let quoted = quoted_round_trip(view);
-    let p = analysis::standings::pair(&view.results(), &view.cases, a, b, quoted.map(|q| q.0));
-    let (wins, level, slower, over) = (p.wins, p.level, p.slower, p.oversubscribed);
-    let (ratios, slower_in, rtt) = (p.ratios, p.slower_in, p.round_trip);
+    let Pair { wins, level, slower, oversubscribed: over, ratios, slower_in, round_trip: rtt } =
+        analysis::standings::pair(&view.results(), &view.cases, a, b, quoted.map(|q| q.0));
     let both = wins + level + slower;
     if both == 0 {
         return None;

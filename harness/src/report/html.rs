@@ -219,7 +219,6 @@ impl Format for Html<'_, '_> {
             Block::Settings(libraries) => libraries
                 .iter()
                 .map(|lib| {
-                    let modes: Vec<&str> = lib.receive_modes.iter().map(|m| m.as_str()).collect();
                     let items: String = lib
                         .configuration
                         .iter()
@@ -228,7 +227,7 @@ impl Format for Html<'_, '_> {
                     format!(
                         "<p class=\"note\"><b>{}</b> (receive modes: {})</p><ul class=\"note\">{items}</ul>",
                         esc(&lib.id),
-                        modes.join(", ")
+                        lib.modes_text()
                     )
                 })
                 .collect(),

@@ -95,10 +95,9 @@ impl Format for Markdown {
             Block::Settings(libraries) => libraries
                 .iter()
                 .map(|lib| {
-                    let modes: Vec<&str> = lib.receive_modes.iter().map(|m| m.as_str()).collect();
                     let settings: String =
                         lib.configuration.iter().map(|(k, v)| format!("- {}: {}\n", md(k), md(v))).collect();
-                    format!("**{}** (receive modes: {})  \n{settings}\n", lib.id, modes.join(", "))
+                    format!("**{}** (receive modes: {})  \n{settings}\n", lib.id, lib.modes_text())
                 })
                 .collect(),
             Block::Questions(answers) => {

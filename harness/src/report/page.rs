@@ -96,13 +96,14 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         vec![at(Place::Placing), Block::Table(summary::table(view)), Block::Note(standing_note())],
     )];
     for f in Family::ALL {
-        let t = families::table(view, f);
+        let mut t = families::table(view, f);
         if t.rows.is_empty() {
             continue;
         }
-        let reasons = t.notes.clone();
-        let mut blocks = vec![at(Place::Family(f)), Block::Family(t), Block::Method(f.method().into())];
-        blocks.push(Block::Reasons(reasons));
+        // The reasons are a block of their own: the table keeps none beside them.
+        let reasons = Block::Reasons(std::mem::take(&mut t.notes));
+        let mut blocks =
+            vec![at(Place::Family(f)), Block::Family(t), Block::Method(f.method().into()), reasons];
         if charts.iter().any(|c| c.place == Place::Spectrum(f)) {
             blocks.extend([Block::Note(spectrum::SPECTRA.into()), at(Place::Spectrum(f))]);
         }

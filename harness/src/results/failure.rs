@@ -29,19 +29,6 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Failure::Machine => "machine",
-            Failure::Spawn => "spawn",
-            Failure::Deadline => "deadline",
-            Failure::Killed => "killed",
-            Failure::Exited => "exited",
-            Failure::Protocol => "protocol",
-            Failure::Disagreement => "disagreement",
-            Failure::NoExit => "no_exit",
-        }
-    }
-
     /// A child's end: by a signal, or by itself.
     pub fn of_end(status: std::process::ExitStatus) -> Failure {
         use std::os::unix::process::ExitStatusExt;

@@ -101,6 +101,11 @@ impl LibraryRecord {
         }
     }
 
+    /// Its receive modes, as the report lists them: `waiting, polling`.
+    pub fn modes_text(&self) -> String {
+        self.receive_modes.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
     pub fn capability(&self, column: Column) -> Option<&Capability> {
         self.capabilities.get(column.key())
     }
