@@ -169,7 +169,7 @@ pub fn resettle(doc: &mut Document) {
     for case in cases {
         let state = case_state(doc.results.iter().filter(|r| r.case == case));
         for r in doc.results.iter_mut().filter(|r| r.case == case) {
-            settle_in(r, state.as_deref(), doc.settings.runs);
+            settle_in(r, state.as_deref(), doc.settings.config.runs);
         }
     }
 }

@@ -186,7 +186,7 @@ fn side(path: &Path, doc: &Document) -> Side {
         path: path.to_path_buf(),
         started: doc.started.clone(),
         machine: doc.machine.name(),
-        runs: doc.settings.runs,
+        runs: doc.settings.config.runs,
         polling_floor_ns: trip(&floors, RecvMode::Polling),
         waiting_floor_ns: trip(&floors, RecvMode::Waiting),
     }

@@ -122,10 +122,10 @@ pub fn machine_table(view: &View) -> Table {
                 d.conditions.as_ref().map_or("not recorded".into(), |c| format!("{:.2} cores", c.busy_cores)),
                 format!(
                     "{} of {} s after {} s of warm-up{}",
-                    d.settings.runs_text(),
-                    d.settings.duration_s,
-                    d.settings.warmup_s,
-                    d.settings.pin.map_or(String::new(), |p| format!("; {}", p.meaning()))
+                    d.settings.config.runs_text(),
+                    d.settings.config.duration.as_secs_f64(),
+                    d.settings.config.warmup.as_secs_f64(),
+                    d.settings.config.pin.map_or(String::new(), |p| format!("; {}", p.meaning()))
                 ),
                 d.started.chars().take(10).collect(),
                 d.toolchain.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join("; "),
@@ -167,7 +167,7 @@ pub fn depth_note(view: &View) -> String {
     let asked: Vec<String> = view
         .sources
         .iter()
-        .map(|s| match s.doc.settings.buffer_bytes {
+        .map(|s| match s.doc.settings.config.buffer {
             Some(b) => format!("{}: --buffer {}", s.label, bytes(b as u64)),
             None => format!("{}: each library's own defaults", s.label),
         })

@@ -27,7 +27,7 @@ struct Line {
 }
 
 fn line(doc: &Document) -> Option<Line> {
-    let window = doc.settings.warmup_s + doc.settings.duration_s;
+    let window = doc.settings.config.warmup.as_secs_f64() + doc.settings.config.duration.as_secs_f64();
     let polling = doc
         .results
         .iter()

@@ -1,35 +1,70 @@
 //! A run's settings as the results file records them: what `run` and `sweep` were asked, which
 //! `run --resume` takes up again.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
+/// A run's settings: its configuration, and the cases and libraries it measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Settings {
+    #[serde(flatten)]
+    pub config: RunConfig,
+    pub cases: Vec<String>,
+    pub libraries: Vec<String>,
+}
+
+/// Everything that can change a figure, parsed once: the command line builds it (`options`),
+/// the results file stores it (as `settings`, in the names files have always had), `run
+/// --resume` reads it back whole and each child's arguments are written from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
     pub runs: u32,
-    pub duration_s: f64,
-    pub warmup_s: f64,
-    pub setup_timeout_s: f64,
+    #[serde(rename = "duration_s", with = "seconds")]
+    pub duration: Duration,
+    #[serde(rename = "warmup_s", with = "seconds")]
+    pub warmup: Duration,
+    #[serde(rename = "setup_timeout_s", with = "seconds")]
+    pub setup_timeout: Duration,
     pub skip_oversubscribed: bool,
     #[serde(default = "Order::default")]
     pub order: Order,
     /// `--buffer`: the bytes of messages each library's channel was asked to hold, where the
     /// library lets one set its depth; absent: every library's own defaults.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffer_bytes: Option<usize>,
+    #[serde(rename = "buffer_bytes", default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<usize>,
     /// `--connects`: the fresh senders of each run of a connect case.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connects: Option<u32>,
+    #[serde(default = "default_connects")]
+    pub connects: u32,
     /// `--runs auto`: `runs` is the least; more followed until each median's interval was narrow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_auto: Option<AutoRuns>,
     /// `--pin`: how each role's process was placed on the CPUs; absent: where the scheduler put it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
-    pub cases: Vec<String>,
-    pub libraries: Vec<String>,
 }
 
-impl Settings {
+/// `--connects` in a file written before connect cases were.
+fn default_connects() -> u32 {
+    20
+}
+
+/// A duration as the file writes it: seconds, a float.
+mod seconds {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(|e| D::Error::custom(format!("{secs} seconds: {e}")))
+    }
+}
+
+impl RunConfig {
     /// The runs of each result: `3`, or `3 to 15 (auto: until each median's interval is within
     /// 10% of it)`.
     pub fn runs_text(&self) -> String {
@@ -123,5 +158,36 @@ impl Order {
             Order::Interleaved => "interleaved",
             Order::Rounds => "rounds",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed configuration reads every committed file's settings and writes them back as
+    /// they were (a resumed run rewrites its file), and fills what older files left out.
+    #[test]
+    fn a_files_settings_read_back_as_they_were_written() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        for path in
+            ["results/run-2026-12-02T01-50-18Z.json", "harness/tests/data/run-2026-12-02T16-28-14Z.json"]
+        {
+            let text = std::fs::read_to_string(format!("{root}/{path}")).unwrap();
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let settings: Settings = serde_json::from_value(doc["settings"].clone()).unwrap();
+            assert_eq!(serde_json::to_value(&settings).unwrap(), doc["settings"], "{path}");
+        }
+        let old = r#"{"runs":3,"duration_s":0.3,"warmup_s":0.03,"setup_timeout_s":10.0,
+            "skip_oversubscribed":true,"cases":[],"libraries":["uds"]}"#;
+        let c = serde_json::from_str::<Settings>(old).unwrap().config;
+        assert_eq!((c.duration, c.warmup), (Duration::from_millis(300), Duration::from_millis(30)));
+        assert_eq!((c.order, c.connects, c.buffer, c.pin), (Order::Sequential, 20, None, None));
+        let written =
+            serde_json::to_string(&Settings { config: c, cases: vec![], libraries: vec![] }).unwrap();
+        assert!(written.starts_with(r#"{"runs":3,"duration_s":0.3,"warmup_s":0.03,"#), "{written}");
+        let negative = old.replace("0.3,", "-1.0,");
+        let e = serde_json::from_str::<Settings>(&negative).unwrap_err().to_string();
+        assert!(e.contains("-1 seconds"), "{e}");
     }
 }

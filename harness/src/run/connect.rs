@@ -26,17 +26,17 @@ struct Receiving {
 impl Trial<'_> {
     pub(super) fn connect_in(&self, exe: &Path, trial_dir: &Path) -> Result<RunRecord, TrialError> {
         let opts = self.ctx.opts;
-        let attempts = opts.connects as usize;
+        let attempts = opts.config.connects as usize;
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
         let mut args = self.child_args(Role::Receiver, 0, trial_dir);
         args.connects = Some(attempts);
         children.procs.push(
-            Proc::start(exe, &args, 0, tx.clone(), opts.verbose)
+            Proc::start(exe, &args, 0, tx.clone(), opts.watch.verbose)
                 .map_err(|e| TrialError::Failed(Failure::Spawn, e))?,
         );
         let mut receiving: Option<Receiving> = None;
-        let budget = opts.setup_timeout + Duration::from_secs(5);
+        let budget = opts.config.setup_timeout + Duration::from_secs(5);
         for k in 0..attempts {
             // Until the receiver's endpoint for sender k is open, or has been opening for SETTLE.
             let deadline = Instant::now() + budget;
@@ -59,7 +59,7 @@ impl Trial<'_> {
             args.attempt = Some(k);
             let i = children.procs.len();
             children.procs.push(
-                Proc::start(exe, &args, i, tx.clone(), opts.verbose)
+                Proc::start(exe, &args, i, tx.clone(), opts.watch.verbose)
                     .map_err(|e| TrialError::Failed(Failure::Spawn, e))?,
             );
             // Until sender k has reported and ended.

@@ -96,16 +96,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 status: RunStatus::Running,
                 resumed: Vec::new(),
                 settings: Settings {
-                    runs: opts.runs,
-                    runs_auto: opts.runs_auto,
-                    duration_s: opts.duration.as_secs_f64(),
-                    warmup_s: opts.warmup.as_secs_f64(),
-                    setup_timeout_s: opts.setup_timeout.as_secs_f64(),
-                    skip_oversubscribed: opts.skip_oversubscribed,
-                    order: opts.order,
-                    buffer_bytes: opts.buffer,
-                    connects: Some(opts.connects),
-                    pin: opts.pin,
+                    config: opts.config.clone(),
                     cases: opts.cases.iter().map(|c| c.name.clone()).collect(),
                     libraries: opts.libraries.iter().map(|l| l.id.to_string()).collect(),
                 },
@@ -146,10 +137,10 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
         opts.cases.len(),
         opts.libraries.len(),
-        doc.settings.runs_text(),
-        opts.duration,
-        opts.warmup,
-        opts.order.as_str(),
+        doc.settings.config.runs_text(),
+        opts.config.duration,
+        opts.config.warmup,
+        opts.config.order.as_str(),
         cores,
         path.display()
     ));
@@ -166,11 +157,18 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         .iter()
         .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
         .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
-        .filter(|(case, lib)| ledger::begin(case, lib, cores, opts.skip_oversubscribed).status == Status::Ok)
-        .map(|(_, lib)| lib.modes.len() * opts.runs as usize)
+        .filter(|(case, lib)| {
+            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed).status == Status::Ok
+        })
+        .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
         .sum();
     let ctx = RunContext {
-        progress: RefCell::new(Progress::new(planned, total, opts.warmup + opts.duration, opts.verbose)),
+        progress: RefCell::new(Progress::new(
+            planned,
+            total,
+            opts.config.warmup + opts.config.duration,
+            opts.watch.verbose,
+        )),
         opts,
         dir: &run_dir.path,
         tag: &run_dir.tag,
@@ -192,16 +190,16 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
                 Some(r) => (r.clone(), false),
                 None => {
-                    let mut r = ledger::begin(case, lib, cores, opts.skip_oversubscribed);
+                    let mut r = ledger::begin(case, lib, cores, opts.config.skip_oversubscribed);
                     if r.status == Status::Ok {
-                        r.placement = opts.pin.map(|pin| ledger::placement(case, pin, &ctx.cpus));
+                        r.placement = opts.config.pin.map(|pin| ledger::placement(case, pin, &ctx.cpus));
                     }
                     (r, true)
                 }
             })
             .collect();
         let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
-        for step in schedule::case(opts.order, opts.runs, &measured) {
+        for step in schedule::case(opts.config.order, opts.config.runs, &measured) {
             match step {
                 Step::Run { library, run } => {
                     let result = &mut row[library].0;
@@ -218,14 +216,14 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                     let (result, new) = &mut row[library];
                     if *new
                         && !stop
-                        && let Some(auto) = opts.runs_auto
+                        && let Some(auto) = opts.config.runs_auto
                     {
                         ctx.more_runs(case, &opts.libraries[library], result, auto, &mut trials);
                         stop = result.status == Status::Interrupted;
                     }
                     if *new {
                         if stop {
-                            ledger::cut_short(result, opts.runs);
+                            ledger::cut_short(result, opts.config.runs);
                         }
                         if !result.modes.is_empty() {
                             ctx.others(result);
@@ -270,7 +268,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         doc.host_cost = Some(total);
     }
     write(&doc)?;
-    console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.wide, console::width()));
+    console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.watch.wide, console::width()));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
 }
 
@@ -341,7 +339,8 @@ impl RunContext<'_> {
     /// A trial between two probes of the host; taken again (at most `RETAKES` times) while its
     /// probe moved between before and after, then kept and marked.
     fn probed(&self, mut trial: Trial, trials: &mut usize) -> Result<RunRecord, TrialError> {
-        let cpus = self.opts.pin.and_then(|pin| Some((pin.cpu(&self.cpus, 0)?, pin.cpu(&self.cpus, 1)?)));
+        let cpus =
+            self.opts.config.pin.and_then(|pin| Some((pin.cpu(&self.cpus, 0)?, pin.cpu(&self.cpus, 1)?)));
         let mut retakes = 0;
         loop {
             let at_s = self.clock.1 + self.clock.0.elapsed().as_secs_f64();
@@ -376,7 +375,7 @@ impl RunContext<'_> {
                 retakes += 1;
                 *trials += 1;
                 trial.number = *trials;
-                if self.opts.verbose {
+                if self.opts.watch.verbose {
                     console::say(&format!(
                         "    the host's probe moved ({} before, {} after): taken again",
                         host.before.text(),
@@ -424,7 +423,7 @@ impl RunContext<'_> {
         let widest = |r: &CaseResult| {
             r.modes.iter().filter_map(|m| analysis::interval_width(r.pattern, &m.runs)).fold(0.0, f64::max)
         };
-        let mut runs = self.opts.runs;
+        let mut runs = self.opts.config.runs;
         while result.status == Status::Ok && runs < auto.max_runs && widest(result) > auto.width {
             runs += 1;
             self.progress.borrow_mut().trials_added(lib.modes.len());
@@ -447,9 +446,9 @@ impl RunContext<'_> {
         measured: &[bool],
         trials: &mut usize,
     ) -> bool {
-        let runs = self.opts.runs;
+        let runs = self.opts.config.runs;
         // `--runs auto` has a rule of its own for more runs.
-        if self.opts.runs_auto.is_some() {
+        if self.opts.config.runs_auto.is_some() {
             return false;
         }
         for k in 1..=states::EXTRA_ROUNDS * runs {
@@ -496,13 +495,13 @@ impl RunContext<'_> {
         self.others(result);
         for (m, &mode) in lib.modes.iter().enumerate() {
             *trials += 1;
-            let of = match opts.runs_auto {
+            let of = match opts.config.runs_auto {
                 Some(auto) => format!("{run_no} (auto, at most {})", auto.max_runs),
-                None if run_no > opts.runs => format!("{run_no} (an extra round: its host state)"),
-                None => format!("{run_no}/{}", opts.runs),
+                None if run_no > opts.config.runs => format!("{run_no} (an extra round: its host state)"),
+                None => format!("{run_no}/{}", opts.config.runs),
             };
             let what = format!("{} {} {mode} run {of}", case.name, lib.id);
-            if opts.verbose {
+            if opts.watch.verbose {
                 console::say(&format!("  {what}"));
             }
             self.progress.borrow_mut().trial_starts(&what);
@@ -521,7 +520,7 @@ impl RunContext<'_> {
             match outcome {
                 Ok(mut record) => {
                     // Rounds pair rivals' runs; runs in sequence, minutes apart, pair nothing.
-                    record.round = (opts.order != Order::Sequential).then_some(run_no);
+                    record.round = (opts.config.order != Order::Sequential).then_some(run_no);
                     result.modes[m].runs.push(record);
                 }
                 Err(TrialError::Interrupted) => ledger::interrupted(result),

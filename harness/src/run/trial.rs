@@ -63,10 +63,14 @@ impl Trial<'_> {
         let trial_dir = self.ctx.dir.join(format!("t{}", self.number));
         let mut names = vec![self.name()];
         if self.case.pace == Pace::Connect {
-            names.extend((0..self.ctx.opts.connects as usize).map(|k| attempt_name(&self.name(), k)));
+            names.extend((0..self.ctx.opts.config.connects as usize).map(|k| attempt_name(&self.name(), k)));
         }
-        let need =
-            registry::shared_memory(self.library, self.case.shape, self.case.size, self.ctx.opts.buffer);
+        let need = registry::shared_memory(
+            self.library,
+            self.case.shape,
+            self.case.size,
+            self.ctx.opts.config.buffer,
+        );
         dir::check_shared_memory(&names, need).map_err(|e| TrialError::Failed(Failure::Machine, e))?;
         // Written before any child starts, removed when this drops: the children are gone by
         // then (`run_in`'s `Children` is dropped first), whatever ended the trial.
@@ -92,13 +96,13 @@ impl Trial<'_> {
             mode: self.mode,
             name: self.name(),
             dir: trial_dir.to_path_buf(),
-            warmup: opts.warmup,
-            duration: opts.duration,
-            setup_timeout: opts.setup_timeout,
-            buffer: opts.buffer,
+            warmup: opts.config.warmup,
+            duration: opts.config.duration,
+            setup_timeout: opts.config.setup_timeout,
+            buffer: opts.config.buffer,
             connects: None,
             attempt: None,
-            cpu: opts.pin.and_then(|pin| {
+            cpu: opts.config.pin.and_then(|pin| {
                 let i = self.case.roles().iter().position(|r| *r == (role, index))?;
                 pin.cpu(&self.ctx.cpus, i)
             }),
@@ -116,7 +120,7 @@ impl Trial<'_> {
         let opts = self.ctx.opts;
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
             let args = self.child_args(role, index, trial_dir);
-            let child = Proc::start(&exe, &args, i, tx.clone(), opts.verbose)
+            let child = Proc::start(&exe, &args, i, tx.clone(), opts.watch.verbose)
                 .map_err(|e| TrialError::Failed(Failure::Spawn, e))?;
             children.procs.push(child);
         }
@@ -126,7 +130,7 @@ impl Trial<'_> {
         let mut armed = None;
 
         // Set-up: every role ready.
-        let setup_deadline = Instant::now() + self.ctx.opts.setup_timeout + Duration::from_secs(5);
+        let setup_deadline = Instant::now() + self.ctx.opts.config.setup_timeout + Duration::from_secs(5);
         while children.procs.iter().any(|p| !p.ready) {
             match self.next(&events, setup_deadline, &children, Stage::SettingUp, &mut armed)? {
                 Event::Line(i, l) if l == "ready" => {
@@ -155,7 +159,7 @@ impl Trial<'_> {
                 ));
             }
         }
-        let (warmup, window) = (self.ctx.opts.warmup, self.ctx.opts.duration);
+        let (warmup, window) = (self.ctx.opts.config.warmup, self.ctx.opts.config.duration);
         let at = Instant::now() + Duration::from_millis(20);
         armed = match target {
             Some((f, child)) if f.stage == fault::Stage::Warmup => {
@@ -168,7 +172,7 @@ impl Trial<'_> {
             }
             _ => None,
         };
-        let run_deadline = Instant::now() + warmup + window + self.ctx.opts.grace;
+        let run_deadline = Instant::now() + warmup + window + self.ctx.opts.watch.grace;
         while children.procs.iter().any(|p| p.report.is_none()) {
             match self.next(&events, run_deadline, &children, Stage::Running, &mut armed)? {
                 Event::Line(i, l) => {
@@ -214,7 +218,7 @@ impl Trial<'_> {
     /// Sends an injected fault's signal to child `i`.
     fn inject(&self, children: &Children, i: usize, signal: i32, when: &str) {
         let p = &children.procs[i];
-        if self.ctx.opts.verbose {
+        if self.ctx.opts.watch.verbose {
             eprintln!(
                 "    fault: {} to {} (pid {}) in its {when}",
                 signal_name(signal),
@@ -254,9 +258,10 @@ impl Trial<'_> {
             }
             let (doing, budget) = match stage {
                 Stage::SettingUp => ("setting up", "the set-up timeout and 5 s".to_string()),
-                Stage::Running => {
-                    ("running", format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.grace))
-                }
+                Stage::Running => (
+                    "running",
+                    format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.watch.grace),
+                ),
             };
             let waiting: Vec<String> = children
                 .procs

@@ -119,7 +119,7 @@ fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("The files come from two machines"));
     assert_refused(
         &["compare", REFERENCE, REFERENCE, "--threshold", "five"],
-        &["--threshold \"five\"", "such as 5%"],
+        &["'five' for '--threshold", "such as 5%"],
     );
     assert_refused(&["compare", REFERENCE, REFERENCE, "--format", "xml"], &["--format \"xml\"", "markdown"]);
     assert_refused(&["compare", REFERENCE], &["NEW"]);

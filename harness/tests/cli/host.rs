@@ -114,5 +114,5 @@ fn doctor_watch_samples_the_host_and_says_whether_it_held_still() {
         "{stdout}"
     );
     assert!(stdout.contains(" of the time ("), "{stdout}");
-    assert_refused(&["doctor", "--watch", "soon"], &["--watch \"soon\" is not a duration"]);
+    assert_refused(&["doctor", "--watch", "soon"], &["'soon' for '--watch", "not a duration"]);
 }

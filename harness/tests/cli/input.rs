@@ -18,23 +18,26 @@ fn bad_input_is_refused_with_a_clear_message() {
     let all = format!("the libraries built in are {}", LIBRARIES.join(", "));
     assert_refused(&["run", "--lib", "zeromq3", "--out", o], &["unknown library \"zeromq3\"", &all]);
     assert_refused(&["run", "--runs", "0", "--out", o], &["--runs 0"]);
-    assert_refused(&["run", "--runs", "three", "--out", o], &["--runs \"three\": a whole number, or auto"]);
+    assert_refused(
+        &["run", "--runs", "three", "--out", o],
+        &["'three' for '--runs", "a whole number, or auto"],
+    );
     assert_refused(
         &["run", "--duration", "1 fortnight", "--out", o],
-        &["--duration \"1 fortnight\" is not a duration"],
+        &["'1 fortnight' for '--duration", "not a duration", "write it as 1s"],
     );
     assert_refused(
         &["run", "--duration", "0s", "--out", o],
         &["too short a window to measure; give at least 10ms"],
     );
-    assert_refused(&["run", "--warmup", "abc", "--out", o], &["--warmup \"abc\""]);
+    assert_refused(&["run", "--warmup", "abc", "--out", o], &["'abc' for '--warmup", "not a duration"]);
     assert_refused(&["sweep", "--sizes", "4,16", "--out", o], &["--sizes", "message size 4", "from 8 bytes"]);
     assert_refused(&["sweep", "--sizes", "4kb", "--out", o], &["--sizes", "4KiB"]);
     assert_refused(&["sweep", "--sizes", "128MiB", "--out", o], &["to 64MiB"]);
     assert_refused(&["run", "queue/1x1/4KiB", "--out", o], &["unknown case"]);
     assert_refused(
         &["run", "--order", "random", "--out", o],
-        &["--order \"random\": rounds, interleaved or sequential"],
+        &["'random' for '--order", "rounds, interleaved or sequential"],
     );
     assert_refused(&["run", "--fault", "kill:later:sending", "--out", o], &["unknown stage \"later\""]);
     assert_refused(&["run", "stream/16B", "--resume", "x.json"], &["--resume", "cannot be used with"]);

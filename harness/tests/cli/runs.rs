@@ -307,7 +307,7 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
         );
     }
     t.nothing_left(pid);
-    assert_refused(&words("run stream/16B --pin everywhere"), &["--pin \"everywhere\"", "same-core"]);
+    assert_refused(&words("run stream/16B --pin everywhere"), &["'everywhere' for '--pin", "same-core"]);
 }
 
 #[test]
@@ -364,5 +364,5 @@ fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
         &words("run stream/16B --runs auto --max-runs 2"),
         &["--max-runs 2: a whole number from 3 to 100"],
     );
-    assert_refused(&words("run stream/16B --runs many"), &["--runs \"many\"", "or auto"]);
+    assert_refused(&words("run stream/16B --runs many"), &["'many' for '--runs", "or auto"]);
 }
