@@ -50,7 +50,7 @@ def cell(doc, case, lib):
     twin = next(x for x in doc["results"] if x["case"] == case[:-3] + "1KiB" and x["library"] == lib)
     if r["status"] == "unsupported":
         return None
-    reason, kind = r.get("reason", ""), r.get("failure")
+    reason, kind = r.get("reason", ""), (r.get("failure") or {}).get("kind")
     if r["status"] != "failed":
         return f"**{r['status']}** (expected failed)"
     if kind == "deadline":

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::children::{Children, Event, Proc};
+use super::children::{Children, Event, Proc, label};
 use super::trial::{Trial, TrialError, event_before, exits_cleanly, take_report};
 use crate::matrix::Role;
 use crate::results::{Failure, RunRecord};
@@ -31,10 +31,9 @@ impl Trial<'_> {
         let mut children = Children { procs: Vec::new() };
         let mut args = self.child_args(Role::Receiver, 0, trial_dir);
         args.connects = Some(attempts);
-        children.procs.push(
-            Proc::start(exe, &args, 0, tx.clone(), opts.watch.verbose)
-                .map_err(|e| TrialError::Failed(Failure::Spawn, e))?,
-        );
+        children.procs.push(Proc::start(exe, &args, 0, tx.clone(), opts.watch.verbose).map_err(|e| {
+            TrialError::Failed(Failure::Spawn { role: Some(label(args.role, args.index)) }, e)
+        })?);
         let mut receiving: Option<Receiving> = None;
         let budget = opts.config.setup_timeout + Duration::from_secs(5);
         for k in 0..attempts {
@@ -58,10 +57,9 @@ impl Trial<'_> {
             let mut args = self.child_args(Role::Sender, 0, trial_dir);
             args.attempt = Some(k);
             let i = children.procs.len();
-            children.procs.push(
-                Proc::start(exe, &args, i, tx.clone(), opts.watch.verbose)
-                    .map_err(|e| TrialError::Failed(Failure::Spawn, e))?,
-            );
+            children.procs.push(Proc::start(exe, &args, i, tx.clone(), opts.watch.verbose).map_err(|e| {
+                TrialError::Failed(Failure::Spawn { role: Some(label(args.role, args.index)) }, e)
+            })?);
             // Until sender k has reported and ended.
             let deadline = Instant::now() + budget;
             loop {
@@ -134,7 +132,7 @@ impl Trial<'_> {
 fn late(budget: Duration, what: &str, awaited: &[&Proc]) -> TrialError {
     let tails: Vec<String> = awaited.iter().map(|p| format!("{}{}", p.label(), p.stderr_tail())).collect();
     TrialError::Failed(
-        Failure::Deadline,
+        Failure::Deadline { waiting: awaited.iter().map(|p| p.label()).collect() },
         format!("deadline passed ({budget:?}) waiting for {what}: {}", tails.join("; ")),
     )
 }

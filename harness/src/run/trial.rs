@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use ipcbench_api::{RecvMode, Requests};
 
-use super::children::{Children, Event, Proc, by_interrupt, describe, signal_name};
+use super::children::{Children, Event, Proc, by_interrupt, describe, label, signal_name};
 use super::{INTERRUPTED, RunContext, dir};
 use crate::analysis;
 use crate::fault::{self, Fault};
@@ -110,8 +110,9 @@ impl Trial<'_> {
     }
 
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| TrialError::Failed(Failure::Spawn, format!("finding this binary: {e}")))?;
+        let exe = std::env::current_exe().map_err(|e| {
+            TrialError::Failed(Failure::Spawn { role: None }, format!("finding this binary: {e}"))
+        })?;
         if self.case.pace == Pace::Connect {
             return self.connect_in(&exe, trial_dir);
         }
@@ -120,8 +121,9 @@ impl Trial<'_> {
         let opts = self.ctx.opts;
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
             let args = self.child_args(role, index, trial_dir);
-            let child = Proc::start(&exe, &args, i, tx.clone(), opts.watch.verbose)
-                .map_err(|e| TrialError::Failed(Failure::Spawn, e))?;
+            let child = Proc::start(&exe, &args, i, tx.clone(), opts.watch.verbose).map_err(|e| {
+                TrialError::Failed(Failure::Spawn { role: Some(label(args.role, args.index)) }, e)
+            })?;
             children.procs.push(child);
         }
         drop(tx);
@@ -154,7 +156,7 @@ impl Trial<'_> {
                 p.stdin.as_mut().is_some_and(|s| writeln!(s, "go {start}").and_then(|_| s.flush()).is_ok());
             if !ok {
                 return Err(TrialError::Failed(
-                    Failure::Exited,
+                    Failure::closed(p.label()),
                     format!("{} closed its input before the start{}", p.label(), p.stderr_tail()),
                 ));
             }
@@ -211,8 +213,12 @@ impl Trial<'_> {
     /// The trial's record from every child's report, or why their reports do not agree.
     pub(super) fn record(&self, children: &mut Children) -> Result<RunRecord, TrialError> {
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
-        analysis::run_record(self.case, roles, self.requests)
-            .map_err(|b| TrialError::Failed(Failure::Disagreement, format!("{}: {}", b.role, b.reason)))
+        analysis::run_record(self.case, roles, self.requests).map_err(|b| {
+            TrialError::Failed(
+                Failure::Disagreement { role: b.role.clone() },
+                format!("{}: {}", b.role, b.reason),
+            )
+        })
     }
 
     /// Sends an injected fault's signal to child `i`.
@@ -263,21 +269,24 @@ impl Trial<'_> {
                     format!("the warm-up, the window and a grace of {:?}", self.ctx.opts.watch.grace),
                 ),
             };
-            let waiting: Vec<String> = children
+            let awaited: Vec<&Proc> = children
                 .procs
                 .iter()
                 .filter(|p| match stage {
                     Stage::SettingUp => !p.ready,
                     Stage::Running => p.report.is_none(),
                 })
+                .collect();
+            let words: Vec<String> = awaited
+                .iter()
                 .map(|p| {
                     let stopped = if p.stopped() { STOPPED } else { "" };
                     format!("{}{stopped}{}", p.label(), p.stderr_tail())
                 })
                 .collect();
             return Err(TrialError::Failed(
-                Failure::Deadline,
-                format!("deadline passed while {doing} ({budget}): still waiting for {}", waiting.join("; ")),
+                Failure::Deadline { waiting: awaited.iter().map(|p| p.label()).collect() },
+                format!("deadline passed while {doing} ({budget}): still waiting for {}", words.join("; ")),
             ));
         }
     }
@@ -312,7 +321,7 @@ impl Trial<'_> {
         let Some((cause, status)) = first else {
             let p = &children.procs[i];
             let words = format!("{} closed its output {when}{}", p.label(), p.stderr_tail());
-            return TrialError::Failed(Failure::Exited, words);
+            return TrialError::Failed(Failure::closed(p.label()), words);
         };
         let p = &children.procs[cause];
         let mut reason = format!("{} {} {when}{}", p.label(), describe(status), p.stderr_tail());
@@ -335,14 +344,13 @@ impl Trial<'_> {
                 reason.push_str(&format!("; {}{STOPPED} was not answering", q.label()));
             }
         }
-        TrialError::Failed(Failure::of_end(status), reason)
+        TrialError::Failed(Failure::of_end(p.label(), status), reason)
     }
 
     pub(super) fn protocol(&self, children: &Children, i: usize, line: &str) -> TrialError {
-        TrialError::Failed(
-            Failure::Protocol,
-            format!("{} said {line:?}, which the driver did not expect", children.procs[i].label()),
-        )
+        let role = children.procs[i].label();
+        let words = format!("{role} said {line:?}, which the driver did not expect");
+        TrialError::Failed(Failure::Protocol { role }, words)
     }
 }
 
@@ -361,7 +369,8 @@ pub(super) fn event_before(events: &Receiver<Event>, until: Instant) -> Result<O
             Ok(ev) => return Ok(Some(ev)),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                return Err(TrialError::Failed(Failure::Exited, "every child's output closed".to_string()));
+                let every = Failure::Exited { role: None, code: None };
+                return Err(TrialError::Failed(every, "every child's output closed".to_string()));
             }
         }
     }
@@ -371,7 +380,7 @@ pub(super) fn event_before(events: &Receiver<Event>, until: Instant) -> Result<O
 pub(super) fn take_report(p: &mut Proc, json: &str) -> Result<(), TrialError> {
     let report: RoleReport = serde_json::from_str(json).map_err(|e| {
         TrialError::Failed(
-            Failure::Protocol,
+            Failure::Protocol { role: p.label() },
             format!("{} reported unreadable figures ({e}): {json}", p.label()),
         )
     })?;
@@ -391,7 +400,7 @@ pub(super) fn exits_cleanly(p: &mut Proc) -> Result<(), TrialError> {
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
             Ok(None) => {
                 return Err(TrialError::Failed(
-                    Failure::NoExit,
+                    Failure::NoExit { role: p.label() },
                     format!("{} reported but did not exit", p.label()),
                 ));
             }
@@ -405,7 +414,7 @@ pub(super) fn exits_cleanly(p: &mut Proc) -> Result<(), TrialError> {
             return Err(TrialError::Interrupted);
         }
         let why = format!("{} reported, then {}{}", p.label(), describe(status), p.stderr_tail());
-        return Err(TrialError::Failed(Failure::of_end(status), why));
+        return Err(TrialError::Failed(Failure::of_end(p.label(), status), why));
     }
     Ok(())
 }

@@ -70,17 +70,26 @@ fn fault_suite_of(name: &str, fault: &str, faulted: &[(&str, &str, &str, &str)],
             }
             let role = if side == "sending" { sending } else { receiving };
             let reason = f["reason"].as_str().unwrap_or_default();
-            let kind = f["failure"].as_str().unwrap_or_default();
+            let failure = &f["failure"];
+            let kind = failure["kind"].as_str().unwrap_or_default();
+            let faulted_role = format!("{role} 0");
             let named = match signal {
                 "kill" => {
                     let when = if stage == "setup" { "during set-up" } else { "before reporting" };
                     kind == "killed"
-                        && reason.contains(&format!("{role} 0 was killed by signal 9 (SIGKILL) {when}"))
+                        && failure["role"] == faulted_role.as_str()
+                        && failure["signal"] == libc::SIGKILL
+                        && reason.contains(&format!("{faulted_role} was killed by signal 9 (SIGKILL) {when}"))
                 }
-                // Past the deadline; or in set-up, where a peer may give up on it first (and end).
+                // Past the deadline, waiting for it; or in set-up, where a peer may give up on it
+                // first (and end).
                 _ => {
-                    (kind == "deadline" || stage == "setup" && ["killed", "exited"].contains(&kind))
-                        && reason.contains(&format!("{role} 0 (stopped"))
+                    let awaited = failure["waiting"]
+                        .as_array()
+                        .is_some_and(|w| w.contains(&faulted_role.clone().into()));
+                    (kind == "deadline" && awaited
+                        || stage == "setup" && ["killed", "exited"].contains(&kind))
+                        && reason.contains(&format!("{faulted_role} (stopped"))
                 }
             };
             assert!(f["status"] == "failed" && named, "{faulted} {lib} under {fault}: {f}");

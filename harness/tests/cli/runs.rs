@@ -201,7 +201,8 @@ fn an_iceoryx2_child_stops_on_sigterm_and_leaves_nothing() {
     assert_eq!(status.code(), Some(1), "{stderr}");
     let r = results_of(&doc, "broadcast/lossless/1sub/16B", "iceoryx2");
     assert_eq!(r["status"], "failed");
-    assert_eq!(r["failure"], "killed", "{r}");
+    assert_eq!(r["failure"]["kind"], "killed", "{r}");
+    assert_eq!((&r["failure"]["role"], &r["failure"]["signal"]), (&"subscriber 0".into(), &15.into()), "{r}");
     assert!(
         r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 15"),
         "{}",

@@ -113,7 +113,7 @@ fn a_foreign_object_of_a_trials_name_fails_the_trial_and_is_left_alone() {
     let doc = the_json(&t.out);
     let r = results_of(&doc, "stream/16B", "shm-ring");
     let foreign = format!("/dev/shm/ipcb{pid}t1-ring-forth");
-    assert_eq!(r["failure"], "machine", "{r}");
+    assert_eq!(r["failure"]["kind"], "machine", "{r}");
     assert!(
         r["reason"].as_str().unwrap().contains(&format!("{foreign} is there before the trial began")),
         "{r}"
@@ -160,12 +160,16 @@ fn a_dev_shm_too_small_fails_each_trial_that_needs_more_and_says_so() {
         let r = results_of(&doc, "stream/1KiB", lib);
         let reason = r["reason"].as_str().unwrap_or_else(|| panic!("{lib} has no reason: {r}"));
         assert!(reason.contains("/dev/shm has 64 KiB free, the case needs about"), "{lib}: {reason}");
-        assert_eq!(r["failure"], "machine", "{lib}: {r}");
+        assert_eq!(r["failure"]["kind"], "machine", "{lib}: {r}");
     }
     let r = results_of(&doc, "stream/1KiB", "iceoryx2");
     let reason = r["reason"].as_str().unwrap_or_else(|| panic!("iceoryx2 has no reason: {r}"));
     assert!(reason.contains("(SIGBUS)") && reason.contains("/dev/shm has"), "iceoryx2: {reason}");
-    assert_eq!(r["failure"], "killed", "iceoryx2: {r}");
+    assert_eq!(
+        (&r["failure"]["kind"], &r["failure"]["signal"]),
+        (&"killed".into(), &libc::SIGBUS.into()),
+        "{r}"
+    );
     assert_eq!(results_of(&doc, "stream/1KiB", "uds")["status"], "ok");
     t.nothing_left(pid);
 }
@@ -292,7 +296,7 @@ fn threads_that_cannot_start_fail_the_trial_not_the_run() {
     assert!(reasons.iter().any(|r| r.contains("Resource temporarily unavailable")), "{reasons:?}");
     for r in doc["results"].as_array().unwrap() {
         assert_eq!(r["status"], "failed", "{r}");
-        assert!(r["failure"].is_string(), "a failure has its kind: {r}");
+        assert!(r["failure"]["kind"].is_string(), "a failure has its kind: {r}");
     }
     t.nothing_left(pid);
     std::fs::remove_dir(&group).expect("the cgroup is empty: every process of the run ended");
