@@ -71,12 +71,20 @@ fn spectrum(h: &Histogram<u64>, out: &mut Figures) {
 /// Checks the trial's reports against each other and computes its figures. `requests` says
 /// whether a service's request reaches one server or every server.
 pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
+    // Each role's counts are its side's; from here, a side's counts are read without a check.
+    for r in reports {
+        match (r.role.is_driving(), r.sending.is_some(), r.receiving.is_some()) {
+            (true, true, _) | (false, _, true) => {}
+            (true, false, _) => return Err(broken(r, "reported no counts of what it sent".into())),
+            (false, ..) => return Err(broken(r, "reported no counts of what it received".into())),
+        }
+    }
     if case.pace == Pace::Connect {
         return connect_figures(reports);
     }
     let driving: Vec<&RoleReport> = reports.iter().filter(|r| r.role.is_driving()).collect();
-    let start = driving.iter().map(|r| r.window_start_ns).min().unwrap_or(0);
-    let end = driving.iter().map(|r| r.window_end_ns).max().unwrap_or(0);
+    let start = driving.iter().map(|r| r.sent().window_start_ns).min().unwrap_or(0);
+    let end = driving.iter().map(|r| r.sent().window_end_ns).max().unwrap_or(0);
     let Some(first) = driving.first() else {
         return Err(Broken { role: "driver".into(), reason: "no sending role reported".into() });
     };
@@ -92,47 +100,49 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                 Shape::Stream => (of(reports, Role::Sender), of(reports, Role::Receiver)),
                 _ => (of(reports, Role::Publisher), of(reports, Role::Subscriber)),
             };
-            let sender = sender[0];
+            let publisher = sender[0];
+            let sent = publisher.sent();
             let lossy = matches!(case.shape, Shape::Broadcast { lossy: true, .. });
             for r in &receivers {
-                if !lossy && (r.received != sender.sent || r.received_measured != sender.measured) {
+                let got = r.got();
+                if !lossy && (got.received != sent.sent || got.received_measured != sent.measured) {
                     return Err(broken(
                         r,
                         format!(
                             "received {} messages ({} measured) of the {} sent ({} measured)",
-                            r.received, r.received_measured, sender.sent, sender.measured
+                            got.received, got.received_measured, sent.sent, sent.measured
                         ),
                     ));
                 }
-                if r.library_lost > 0 && r.library_lost != r.lost {
+                if got.library_lost > 0 && got.library_lost != got.lost {
                     return Err(broken(
                         r,
                         format!(
                             "the library says {} messages were lost; the sequence numbers say {}",
-                            r.library_lost, r.lost
+                            got.library_lost, got.lost
                         ),
                     ));
                 }
-                if lossy && r.received + r.lost > sender.sent {
+                if lossy && got.received + got.lost > sent.sent {
                     return Err(broken(
                         r,
-                        format!("{} received and {} lost of {} sent", r.received, r.lost, sender.sent),
+                        format!("{} received and {} lost of {} sent", got.received, got.lost, sent.sent),
                     ));
                 }
             }
             // The figure is the slowest subscriber's; so is the loss beside it.
-            let Some(slowest) = receivers.iter().min_by_key(|r| r.received_measured) else {
-                return Err(broken(sender, "no receiving role reported".into()));
+            let Some(slowest) = receivers.iter().map(|r| r.got()).min_by_key(|g| g.received_measured) else {
+                return Err(broken(publisher, "no receiving role reported".into()));
             };
             out.msgs_per_s = rate(slowest.received_measured);
             if matches!(case.pace, Pace::Rate(_)) {
                 spectrum(&latency(&receivers), &mut out);
-                let late = Spectrum::of(&lateness(&[sender]));
+                let late = Spectrum::of(&lateness(&[publisher]));
                 out.late_p50_ns = late.map(|s| s.p50);
                 out.late_p99_ns = late.map(|s| s.p99);
-                let scheduled = sender.scheduled.unwrap_or(0);
+                let scheduled = publisher.scheduled.unwrap_or(0);
                 if scheduled > 0 {
-                    out.behind_share = Some(1.0 - sender.measured.min(scheduled) as f64 / scheduled as f64);
+                    out.behind_share = Some(1.0 - sent.measured.min(scheduled) as f64 / scheduled as f64);
                 }
             }
             if lossy {
@@ -145,8 +155,8 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                 Shape::RoundTrip => (of(reports, Role::Pinger), of(reports, Role::Echo)),
                 _ => (of(reports, Role::Client), of(reports, Role::Server)),
             };
-            let asked: u64 = callers.iter().map(|r| r.sent).sum();
-            let answered: u64 = answerers.iter().map(|r| r.received).sum();
+            let asked: u64 = callers.iter().map(|r| r.sent().sent).sum();
+            let answered: u64 = answerers.iter().map(|r| r.got().received).sum();
             // Each request reaches one server, or (a library without load sharing) every one.
             let copies = match requests {
                 Requests::ToEveryServer => answerers.len() as u64,
@@ -159,7 +169,7 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                     format!("servers took {answered} requests; clients sent {asked}{each}"),
                 ));
             }
-            out.msgs_per_s = rate(callers.iter().map(|r| r.measured).sum());
+            out.msgs_per_s = rate(callers.iter().map(|r| r.sent().measured).sum());
             spectrum(&latency(&callers), &mut out);
         }
         Shape::Queue { .. } => {
@@ -168,7 +178,7 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
             let mut sent = vec![0; producers.len()];
             for p in &producers {
                 match sent.get_mut(p.index) {
-                    Some(n) => *n = p.sent,
+                    Some(n) => *n = p.sent().sent,
                     None => {
                         return Err(broken(p, format!("producer {} of {}", p.index, producers.len())));
                     }
@@ -185,8 +195,8 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
             taken::prove(&taken, &sent).map_err(|e| {
                 broken(consumers[0], format!("not every message reached exactly one consumer: {e}"))
             })?;
-            let measured_sent: u64 = producers.iter().map(|p| p.measured).sum();
-            let measured_got: u64 = consumers.iter().map(|c| c.received_measured).sum();
+            let measured_sent: u64 = producers.iter().map(|p| p.sent().measured).sum();
+            let measured_got: u64 = consumers.iter().map(|c| c.got().received_measured).sum();
             if measured_got != measured_sent {
                 return Err(broken(
                     consumers[0],
@@ -208,14 +218,11 @@ fn connect_figures(reports: &[RoleReport]) -> Result<Figures, Broken> {
     let Some(receiver) = of(reports, Role::Receiver).into_iter().next() else {
         return Err(Broken { role: "driver".into(), reason: "no receiver reported".into() });
     };
-    if receiver.received != senders.len() as u64 || senders.iter().any(|s| s.sent != 1) {
+    let received = receiver.got().received;
+    if received != senders.len() as u64 || senders.iter().any(|s| s.sent().sent != 1) {
         return Err(broken(
             receiver,
-            format!(
-                "received {} messages from {} senders of one message each",
-                receiver.received,
-                senders.len()
-            ),
+            format!("received {received} messages from {} senders of one message each", senders.len()),
         ));
     }
     let mut out = Figures::default();

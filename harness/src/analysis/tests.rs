@@ -1,19 +1,25 @@
 //! The rules of `analysis` on hand-made reports and runs.
 
 use super::*;
-use crate::results::ModeResult;
+use crate::results::{ModeResult, Receiving, Sending};
 use ipcbench_api::RecvMode;
 
 const ONE: Requests = Requests::ToOneServer;
 
-fn role(role: &str, f: impl FnOnce(&mut RoleReport)) -> RoleReport {
-    let mut r = RoleReport {
-        window_start_ns: 1_000,
-        window_end_ns: 1_000_001_000,
-        ..RoleReport::new(Role::parse(role).unwrap(), 0)
-    };
-    f(&mut r);
-    r
+/// A driving role that sent `sent` messages, `measured` of them in a window of one second.
+fn sender(role: &str, index: usize, sent: u64, measured: u64) -> RoleReport {
+    let counts = Sending { sent, measured, window_start_ns: 1_000, window_end_ns: 1_000_001_000 };
+    RoleReport { sending: Some(counts), ..RoleReport::new(Role::parse(role).unwrap(), index) }
+}
+
+/// A receiving role's counts: received, received in the window, lost, lost in the window.
+fn receiver(
+    role: &str,
+    index: usize,
+    [received, received_measured, lost, lost_measured]: [u64; 4],
+) -> RoleReport {
+    let counts = Receiving { received, received_measured, lost, lost_measured, library_lost: 0 };
+    RoleReport { receiving: Some(counts), ..RoleReport::new(Role::parse(role).unwrap(), index) }
 }
 
 fn case(name: &str) -> Case {
@@ -22,30 +28,41 @@ fn case(name: &str) -> Case {
 
 #[test]
 fn a_lossless_stream_that_lost_a_message_is_broken() {
-    let sender = role("sender", |r| (r.sent, r.measured) = (100, 80));
-    let whole = role("receiver", |r| (r.received, r.received_measured) = (100, 80));
+    let sender = sender("sender", 0, 100, 80);
+    let whole = receiver("receiver", 0, [100, 80, 0, 0]);
     let f = figures(&case("stream/16B"), &[sender.clone(), whole], ONE).unwrap();
     assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
-    let short = role("receiver", |r| (r.received, r.received_measured) = (99, 79));
+    let short = receiver("receiver", 0, [99, 79, 0, 0]);
     let err = figures(&case("stream/16B"), &[sender, short], ONE).unwrap_err();
     assert_eq!(err.role, "receiver 0");
     assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
 }
 
+/// A role's report holds its side's counts; one without them is a child's defect, said.
+#[test]
+fn a_role_without_its_sides_counts_is_broken() {
+    let stream = case("stream/16B");
+    let mute = RoleReport::new(Role::Receiver, 0);
+    let err = figures(&stream, &[sender("sender", 0, 10, 10), mute], ONE).unwrap_err();
+    assert_eq!(
+        (err.role.as_str(), err.reason.as_str()),
+        ("receiver 0", "reported no counts of what it received")
+    );
+    let err = figures(&stream, &[RoleReport::new(Role::Sender, 0)], ONE).unwrap_err();
+    assert_eq!(err.reason, "reported no counts of what it sent");
+}
+
 #[test]
 fn a_lossy_broadcast_takes_the_slowest_subscriber_and_the_share_lost() {
-    let publisher = role("publisher", |r| (r.sent, r.measured) = (1000, 1000));
-    let a = role("subscriber", |r| {
-        (r.received, r.received_measured, r.lost, r.lost_measured) = (900, 900, 100, 100)
-    });
-    let b = role("subscriber", |r| {
-        (r.received, r.received_measured, r.lost, r.lost_measured) = (700, 700, 300, 300)
-    });
+    let publisher = sender("publisher", 0, 1000, 1000);
+    let a = receiver("subscriber", 0, [900, 900, 100, 100]);
+    let b = receiver("subscriber", 1, [700, 700, 300, 300]);
     let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()], ONE).unwrap();
     assert_eq!(f.msgs_per_s, 700.0);
     // The slowest subscriber's loss, not the 20 % pooled over both.
     assert_eq!(f.lost_share, Some(0.3));
-    let disagreeing = RoleReport { library_lost: 299, ..b };
+    let mut disagreeing = b;
+    disagreeing.receiving.as_mut().unwrap().library_lost = 299;
     let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing], ONE).unwrap_err();
     assert!(err.reason.contains("the library says 299"), "{}", err.reason);
 }
@@ -57,14 +74,9 @@ fn cost_adds_up_the_processes_and_divides_by_the_rate() {
     let spent = |cpu: u64, rss: u64| {
         Some(Cost { window_ns: window, user_ns: cpu, peak_rss_bytes: rss, threads: 1, ..Cost::default() })
     };
-    let sender = role("sender", |r| {
-        (r.sent, r.measured) = (1000, 1000);
-        r.cost = spent(window, 4 << 20);
-    });
-    let receiver = role("receiver", |r| {
-        (r.received, r.received_measured) = (1000, 1000);
-        r.cost = spent(window / 2, 2 << 20);
-    });
+    let sender = RoleReport { cost: spent(window, 4 << 20), ..sender("sender", 0, 1000, 1000) };
+    let receiver =
+        RoleReport { cost: spent(window / 2, 2 << 20), ..receiver("receiver", 0, [1000, 1000, 0, 0]) };
     let f = figures(&case("stream/16B"), &[sender.clone(), receiver.clone()], ONE).unwrap();
     assert_eq!(f.cores_busy, Some(1.5));
     assert_eq!(f.cpu_ns_per_msg, Some(1.5e6), "1.5 CPU seconds a second over 1000 messages a second");
@@ -76,8 +88,8 @@ fn cost_adds_up_the_processes_and_divides_by_the_rate() {
 
 #[test]
 fn a_service_whose_servers_miss_a_request_is_broken() {
-    let client = role("client", |r| (r.sent, r.measured) = (10, 5));
-    let server = role("server", |r| r.received = 9);
+    let client = sender("client", 0, 10, 5);
+    let server = receiver("server", 0, [9, 0, 0, 0]);
     let err = figures(&case("service/1c1s/16B"), &[client, server], ONE).unwrap_err();
     assert!(err.reason.contains("servers took 9 requests; clients sent 10"), "{}", err.reason);
 }
@@ -85,8 +97,8 @@ fn a_service_whose_servers_miss_a_request_is_broken() {
 #[test]
 fn where_every_server_answers_every_request_each_must_take_it() {
     let case = case("service/4c4s/16B");
-    let clients = (0..4).map(|i| role("client", |r| (r.index, r.sent, r.measured) = (i, 10, 5)));
-    let servers = |took: u64| (0..4).map(move |i| role("server", |r| (r.index, r.received) = (i, took)));
+    let clients = (0..4).map(|i| sender("client", i, 10, 5));
+    let servers = |took: u64| (0..4).map(move |i| receiver("server", i, [took, 0, 0, 0]));
     let all: Vec<RoleReport> = clients.clone().chain(servers(40)).collect();
     assert!(figures(&case, &all, Requests::ToEveryServer).is_ok());
     let err = figures(&case, &all, ONE).unwrap_err();

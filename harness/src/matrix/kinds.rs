@@ -54,6 +54,11 @@ impl Role {
     }
 
     /// The roles that drive a case: the driver says "drain" once all of them are done.
+    /// "producer 2": how reasons and failures name a role's process.
+    pub fn label(self, index: usize) -> String {
+        format!("{} {index}", self.as_str())
+    }
+
     pub fn is_driving(self) -> bool {
         matches!(self, Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client)
     }

@@ -241,8 +241,8 @@ pub struct RunRecord {
 }
 
 /// One child's figures for one trial, as it reports them (one JSON line) and as the results
-/// keep them. Driving roles fill the first group, receiving roles the second; zeros where a
-/// field doesn't apply.
+/// keep them: a driving role's counts (`sending`) or a receiving role's (`receiving`), each
+/// written flat where the other is absent, then what its role and case add.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RoleReport {
     pub role: Role,
@@ -251,20 +251,12 @@ pub struct RoleReport {
     /// opened its endpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<usize>,
-    /// Messages (or requests) sent in all, warm-up included.
-    pub sent: u64,
-    /// Messages sent, or round trips completed, in the measured window.
-    pub measured: u64,
-    pub window_start_ns: u64,
-    pub window_end_ns: u64,
-    /// Messages (or requests) received in all, and those sent in the measured window.
-    pub received: u64,
-    pub received_measured: u64,
-    /// Messages a lossy receiver missed (sequence gaps), in all and in the measured window.
-    pub lost: u64,
-    pub lost_measured: u64,
-    /// What the library itself said was lost, beside the gaps.
-    pub library_lost: u64,
+    /// A sender's, publisher's, producer's, pinger's or client's counts.
+    #[serde(flatten)]
+    pub sending: Option<Sending>,
+    /// A receiver's, subscriber's, consumer's, echo's or server's counts.
+    #[serde(flatten)]
+    pub receiving: Option<Receiving>,
     /// Round trips of the measured window (a latency case's receiver: arrival minus due time):
     /// (nanoseconds, count) of each recorded bucket.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -341,6 +333,31 @@ impl Cost {
     }
 }
 
+/// What a driving role counted, and its measured window (between the two clock reads that
+/// switched its phases).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sending {
+    /// Messages (or requests) sent in all, warm-up included.
+    pub sent: u64,
+    /// Messages sent, or round trips completed, in the measured window.
+    pub measured: u64,
+    pub window_start_ns: u64,
+    pub window_end_ns: u64,
+}
+
+/// What a receiving role counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receiving {
+    /// Messages (or requests) received in all, and those sent in the measured window.
+    pub received: u64,
+    pub received_measured: u64,
+    /// Messages a lossy receiver missed (sequence gaps), in all and in the measured window.
+    pub lost: u64,
+    pub lost_measured: u64,
+    /// What the library itself said was lost, beside the gaps.
+    pub library_lost: u64,
+}
+
 impl RoleReport {
     /// A report with nothing counted yet.
     pub fn new(role: Role, index: usize) -> RoleReport {
@@ -348,15 +365,8 @@ impl RoleReport {
             role,
             index,
             cpu: None,
-            sent: 0,
-            measured: 0,
-            window_start_ns: 0,
-            window_end_ns: 0,
-            received: 0,
-            received_measured: 0,
-            lost: 0,
-            lost_measured: 0,
-            library_lost: 0,
+            sending: None,
+            receiving: None,
             latency: Vec::new(),
             lateness: Vec::new(),
             scheduled: None,
@@ -370,9 +380,20 @@ impl RoleReport {
         }
     }
 
+    /// A driving role's counts (zero where it has none: `analysis` first checks that each
+    /// role reported the counts its side keeps).
+    pub fn sent(&self) -> Sending {
+        self.sending.unwrap_or_default()
+    }
+
+    /// A receiving role's counts, the same way.
+    pub fn got(&self) -> Receiving {
+        self.receiving.unwrap_or_default()
+    }
+
     /// "receiver 0": how reasons name the process.
     pub fn label(&self) -> String {
-        format!("{} {}", self.role.as_str(), self.index)
+        self.role.label(self.index)
     }
 }
 
@@ -523,5 +544,26 @@ mod tests {
         assert_eq!(serde_json::to_string(&Figure::P50Ns).unwrap(), "\"p50_ns\"");
         assert_eq!(serde_json::to_string(&Status::Unsupported).unwrap(), "\"unsupported\"");
         assert_eq!(serde_json::to_string(&Pattern::StreamRtt).unwrap(), "\"stream-rtt\"");
+    }
+
+    /// A role's report holds its side's counts only; a file written when every report held
+    /// both (zeros on the other side) reads back with both, and writes back the same.
+    #[test]
+    fn a_report_holds_its_sides_counts() {
+        let sender = RoleReport {
+            sending: Some(Sending { sent: 5, measured: 4, window_start_ns: 1, window_end_ns: 2 }),
+            ..RoleReport::new(Role::Sender, 0)
+        };
+        let text = serde_json::to_string(&sender).unwrap();
+        assert_eq!(
+            text,
+            r#"{"role":"sender","index":0,"sent":5,"measured":4,"window_start_ns":1,"window_end_ns":2}"#
+        );
+        let back: RoleReport = serde_json::from_str(&text).unwrap();
+        assert_eq!((back.sending, back.receiving), (sender.sending, None));
+        let flat = r#"{"role":"receiver","index":1,"sent":0,"measured":0,"window_start_ns":0,"window_end_ns":0,"received":7,"received_measured":6,"lost":0,"lost_measured":0,"library_lost":0}"#;
+        let old: RoleReport = serde_json::from_str(flat).unwrap();
+        assert_eq!((old.sent(), old.got().received), (Sending::default(), 7));
+        assert_eq!(serde_json::to_string(&old).unwrap(), flat);
     }
 }

@@ -14,7 +14,7 @@ use super::message::{self, MEASURED};
 use super::{ChildArgs, report_of, say, say_result};
 use crate::histogram;
 use crate::matrix::Role;
-use crate::results::RoleReport;
+use crate::results::{Receiving, RoleReport, Sending};
 
 /// The channel of attempt `k` of a trial: every sender meets a channel of its own, so that no
 /// library's leftover of the previous one is in the way (the driver removes each one's at the
@@ -40,6 +40,7 @@ pub fn run<L: Library>(args: &ChildArgs, setup: &Setup) -> Result<()> {
 /// the sender's one message ("got k", upon which the driver lets the sender end) and its end.
 fn receive<L: Library>(setup: &Setup, n: usize, mut report: RoleReport) -> Result<RoleReport> {
     let mut hist = histogram::recording();
+    let mut got = Receiving::default();
     let mut buf = vec![0u8; setup.size];
     for k in 0..n {
         let name = attempt_name(setup.name, k);
@@ -60,8 +61,8 @@ fn receive<L: Library>(setup: &Setup, n: usize, mut report: RoleReport) -> Resul
                     }
                     first = false;
                     hist.saturating_record(now.saturating_sub(opened_at));
-                    report.received += 1;
-                    report.received_measured += 1;
+                    got.received += 1;
+                    got.received_measured += 1;
                     say(&format!("got {k}"))?;
                 }
                 Received::Empty => {}
@@ -73,6 +74,7 @@ fn receive<L: Library>(setup: &Setup, n: usize, mut report: RoleReport) -> Resul
         drop(endpoint);
         drop(owner);
     }
+    report.receiving = Some(got);
     report.latency = histogram::buckets(&hist);
     Ok(report)
 }
@@ -91,10 +93,8 @@ fn send<L: Library>(setup: &Setup, k: usize, mut report: RoleReport) -> Result<(
     let opened = message::now_ns();
     message::stamp_timed(&mut buf, 0, MEASURED, start);
     endpoint.send(&buf).context("sending its message")?;
-    report.window_start_ns = start;
-    report.window_end_ns = message::now_ns();
-    report.sent = 1;
-    report.measured = 1;
+    report.sending =
+        Some(Sending { sent: 1, measured: 1, window_start_ns: start, window_end_ns: message::now_ns() });
     report.open_ns = Some(opened - start);
     say_result(&report)?;
     let mut line = String::new();

@@ -14,7 +14,7 @@ use super::cost::Meter;
 use super::message::{self, Header, MEASURED, WARMUP};
 use super::taken::Taken;
 use crate::histogram;
-use crate::results::RoleReport;
+use crate::results::{Cost, Receiving, RoleReport, Sending};
 
 /// A one-way sender reads the clock once per this many messages (a power of two).
 const CLOCK_EVERY: u64 = 32;
@@ -58,13 +58,12 @@ pub fn send_loop<T: Tx>(
     let mut seq: u64 = 0;
     let stride = clock_stride(size) - 1;
     wait_until(w.start);
-    while seq & stride != 0 || phases.at(message::now_ns(), seq, &mut report) {
+    while seq & stride != 0 || phases.at(message::now_ns(), seq) {
         message::stamp(&mut buf, seq, phases.phase);
         tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
         seq += 1;
     }
-    report.sent = seq;
-    report.measured = seq - phases.measured_from;
+    phases.finish(seq, &mut report);
     Ok(report)
 }
 
@@ -74,30 +73,46 @@ struct Phases {
     phase: u8,
     /// The first message of the measured window.
     measured_from: u64,
+    /// The window's edges, as its clock reads saw them.
+    counts: Sending,
     meter: Meter,
+    cost: Option<Cost>,
 }
 
 impl Phases {
     fn new(w: Window) -> Phases {
-        Phases { w, phase: WARMUP, measured_from: 0, meter: Meter::default() }
+        Phases {
+            w,
+            phase: WARMUP,
+            measured_from: 0,
+            counts: Sending::default(),
+            meter: Meter::default(),
+            cost: None,
+        }
     }
 
     /// At a clock read `now`, before message `seq`: records the window's edges and its cost;
     /// false once it has ended.
     #[inline(always)]
-    fn at(&mut self, now: u64, seq: u64, report: &mut RoleReport) -> bool {
+    fn at(&mut self, now: u64, seq: u64) -> bool {
         if self.phase == WARMUP && now >= self.w.measure_from {
             self.phase = MEASURED;
             self.measured_from = seq;
-            report.window_start_ns = now;
+            self.counts.window_start_ns = now;
             self.meter.begin(now);
         }
         if self.phase == MEASURED && now >= self.w.end {
-            report.window_end_ns = now;
-            report.cost = self.meter.end(Some(now));
+            self.counts.window_end_ns = now;
+            self.cost = self.meter.end(Some(now));
             return false;
         }
         true
+    }
+
+    /// After the last of `sent` messages: the sender's counts and its window's cost.
+    fn finish(self, sent: u64, report: &mut RoleReport) {
+        report.sending = Some(Sending { sent, measured: sent - self.measured_from, ..self.counts });
+        report.cost = self.cost;
     }
 }
 
@@ -117,7 +132,7 @@ pub fn batch_send_loop<T: Tx>(
     let mut phases = Phases::new(w);
     let mut seq: u64 = 0;
     wait_until(w.start);
-    while phases.at(message::now_ns(), seq, &mut report) {
+    while phases.at(message::now_ns(), seq) {
         for (i, message) in buf.chunks_exact_mut(size).enumerate() {
             message::stamp(message, seq + i as u64, phases.phase);
         }
@@ -125,8 +140,7 @@ pub fn batch_send_loop<T: Tx>(
             .with_context(|| format!("sending messages {seq} to {}", seq + n as u64 - 1))?;
         seq += n as u64;
     }
-    report.sent = seq;
-    report.measured = seq - phases.measured_from;
+    phases.finish(seq, &mut report);
     Ok(report)
 }
 
@@ -139,6 +153,7 @@ pub fn batch_receive_loop<R: Rx, C: Check>(
     mut report: RoleReport,
 ) -> Result<RoleReport> {
     let mut buf = vec![0u8; size * n];
+    let mut got = Receiving::default();
     let mut meter = Meter::default();
     meter.begin_loop();
     loop {
@@ -149,13 +164,14 @@ pub fn batch_receive_loop<R: Rx, C: Check>(
                 };
                 for msg in messages.chunks_exact(size) {
                     let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
-                    count(h, &mut check, &mut meter, &mut report)?;
+                    count(h, &mut check, &mut meter, &mut got)?;
                 }
             }
             Batch::Empty => {}
             Batch::Closed => break,
         }
     }
+    report.receiving = Some(got);
     report.cost = meter.end(None);
     check.finish(&mut report)?;
     Ok(report)
@@ -168,12 +184,12 @@ pub(super) fn count<C: Check>(
     h: Header,
     check: &mut C,
     meter: &mut Meter,
-    report: &mut RoleReport,
+    got: &mut Receiving,
 ) -> Result<()> {
-    check.see(h, report)?;
-    report.received += 1;
+    check.see(h, got)?;
+    got.received += 1;
     if h.phase == MEASURED {
-        report.received_measured += 1;
+        got.received_measured += 1;
         if !meter.started() {
             meter.begin(message::now_ns());
         }
@@ -183,7 +199,7 @@ pub(super) fn count<C: Check>(
 
 /// What a receiver proves of the sequence numbers it sees.
 pub trait Check: Sized {
-    fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()>;
+    fn see(&mut self, h: Header, got: &mut Receiving) -> Result<()>;
 
     /// After the last message: what the check leaves for the driver.
     fn finish(self, _report: &mut RoleReport) -> Result<()> {
@@ -199,7 +215,7 @@ pub struct Ordered {
 
 impl Check for Ordered {
     #[inline(always)]
-    fn see(&mut self, h: Header, _: &mut RoleReport) -> Result<()> {
+    fn see(&mut self, h: Header, _: &mut Receiving) -> Result<()> {
         if h.seq != self.next || h.sender != 0 {
             return Err(out_of_order(h, self.next, "lost"));
         }
@@ -216,14 +232,14 @@ pub struct Lossy {
 
 impl Check for Lossy {
     #[inline(always)]
-    fn see(&mut self, h: Header, report: &mut RoleReport) -> Result<()> {
+    fn see(&mut self, h: Header, got: &mut Receiving) -> Result<()> {
         if h.seq < self.next || h.sender != 0 {
             return Err(out_of_order(h, self.next, "counted as lost"));
         }
         let gap = h.seq - self.next;
-        report.lost += gap;
+        got.lost += gap;
         if h.phase == MEASURED {
-            report.lost_measured += gap;
+            got.lost_measured += gap;
         }
         self.next = h.seq + 1;
         Ok(())
@@ -255,7 +271,7 @@ pub struct Tally {
 
 impl Check for Tally {
     #[inline(always)]
-    fn see(&mut self, h: Header, _: &mut RoleReport) -> Result<()> {
+    fn see(&mut self, h: Header, _: &mut Receiving) -> Result<()> {
         self.taken.mark(h.sender, h.seq).map_err(|e| anyhow!(e))
     }
 
@@ -274,6 +290,7 @@ pub fn receive_loop<R: Rx, C: Check>(
     mut report: RoleReport,
 ) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
+    let mut got = Receiving::default();
     let mut meter = Meter::default();
     meter.begin_loop();
     loop {
@@ -281,13 +298,14 @@ pub fn receive_loop<R: Rx, C: Check>(
             Received::Message(n) => {
                 let msg = arrived(&buf, n)?;
                 let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
-                count(h, &mut check, &mut meter, &mut report)?;
+                count(h, &mut check, &mut meter, &mut got)?;
             }
             Received::Empty => {}
-            Received::Lost(n) => report.library_lost += n,
+            Received::Lost(n) => got.library_lost += n,
             Received::Closed => break,
         }
     }
+    report.receiving = Some(got);
     report.cost = meter.end(None);
     check.finish(&mut report)?;
     Ok(report)
@@ -315,6 +333,7 @@ pub fn call_loop<E: Tx + Rx>(
     let mut hist = histogram::recording();
     let mut phase = WARMUP;
     let mut seq: u64 = 0;
+    let mut counts = Sending::default();
     let mut meter = Meter::default();
     wait_until(w.start);
     let mut last = message::now_ns();
@@ -344,20 +363,20 @@ pub fn call_loop<E: Tx + Rx>(
         }
         if phase == MEASURED {
             hist.saturating_record(now - last);
-            report.measured += 1;
+            counts.measured += 1;
             if now >= w.end {
-                report.window_end_ns = now;
+                counts.window_end_ns = now;
                 report.cost = meter.end(Some(now));
                 break;
             }
         } else if now >= w.measure_from {
             phase = MEASURED;
-            report.window_start_ns = now;
+            counts.window_start_ns = now;
             meter.begin(now);
         }
         last = now;
     }
-    report.sent = seq;
+    report.sending = Some(Sending { sent: seq, ..counts });
     report.latency = histogram::buckets(&hist);
     report.p50_ns = Some(hist.value_at_quantile(0.5));
     Ok(report)
@@ -367,6 +386,7 @@ pub fn call_loop<E: Tx + Rx>(
 /// ends. The client checks every reply.
 pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) -> Result<RoleReport> {
     let mut buf = vec![0u8; size];
+    let mut got = Receiving::default();
     let mut meter = Meter::default();
     meter.begin_loop();
     loop {
@@ -381,9 +401,9 @@ pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) ->
                         Ok(h) => format!("request {} of client {}", h.seq, h.sender),
                         Err(e) => format!("a request that is not one ({e})"),
                     };
-                    format!("replying to its request number {} ({what})", report.received)
+                    format!("replying to its request number {} ({what})", got.received)
                 })?;
-                report.received += 1;
+                got.received += 1;
                 // The window starts at the first measured request, after its reply is sent.
                 if !meter.started() && message::phase(&buf[..n]) == MEASURED {
                     meter.begin(message::now_ns());
@@ -394,6 +414,7 @@ pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) ->
             Received::Closed => break,
         }
     }
+    report.receiving = Some(got);
     report.cost = meter.end(None);
     Ok(report)
 }

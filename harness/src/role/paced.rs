@@ -14,7 +14,7 @@ use super::cost::Meter;
 use super::loops::{Ordered, Window, arrived, count};
 use super::message::{self, MEASURED, WARMUP};
 use crate::histogram;
-use crate::results::RoleReport;
+use crate::results::{Receiving, RoleReport, Sending};
 
 /// The schedule: when each message is due.
 #[derive(Clone, Copy)]
@@ -98,6 +98,7 @@ pub fn paced_send_loop<T: Tx>(
     let mut seq = 0u64;
     let mut phase = WARMUP;
     let mut measured_from = None;
+    let mut window_start_ns = 0;
     let (last, end) = loop {
         let due = schedule.due(seq);
         let mut now = message::now_ns();
@@ -114,7 +115,7 @@ pub fn paced_send_loop<T: Tx>(
         if phase == WARMUP && (due >= w.measure_from || now >= w.measure_from) {
             phase = MEASURED;
             measured_from = Some(seq);
-            report.window_start_ns = due.max(now);
+            window_start_ns = due.max(now);
             meter.begin(now);
         }
         if due > now + margin {
@@ -137,11 +138,10 @@ pub fn paced_send_loop<T: Tx>(
     // sender sent `measured`: the rest is how far it fell behind.
     let measured_from = measured_from.unwrap_or(last);
     if measured_from == last {
-        report.window_start_ns = end;
+        window_start_ns = end;
     }
-    report.window_end_ns = end;
-    report.sent = last;
-    report.measured = last - measured_from;
+    report.sending =
+        Some(Sending { sent: last, measured: last - measured_from, window_start_ns, window_end_ns: end });
     report.scheduled = Some(schedule.first_due_at(w.end).saturating_sub(measured_from));
     report.spin_margin_ns = Some(margin);
     report.lateness = histogram::buckets(&lateness);
@@ -153,6 +153,7 @@ pub fn timed_receive_loop<R: Rx>(rx: &mut R, size: usize, mut report: RoleReport
     let mut buf = vec![0u8; size];
     let mut hist = histogram::recording();
     let mut check = Ordered::default();
+    let mut got = Receiving::default();
     let mut meter = Meter::default();
     meter.begin_loop();
     loop {
@@ -160,16 +161,17 @@ pub fn timed_receive_loop<R: Rx>(rx: &mut R, size: usize, mut report: RoleReport
             Received::Message(n) => {
                 let now = message::now_ns();
                 let (h, due) = message::read_timed(arrived(&buf, n)?, size).map_err(|e| anyhow!(e))?;
-                count(h, &mut check, &mut meter, &mut report)?;
+                count(h, &mut check, &mut meter, &mut got)?;
                 if h.phase == MEASURED {
                     hist.saturating_record(now.saturating_sub(due));
                 }
             }
             Received::Empty => {}
-            Received::Lost(n) => report.library_lost += n,
+            Received::Lost(n) => got.library_lost += n,
             Received::Closed => break,
         }
     }
+    report.receiving = Some(got);
     report.cost = meter.end(None);
     report.latency = histogram::buckets(&hist);
     Ok(report)

@@ -146,7 +146,7 @@ impl Proc {
     }
 
     pub fn label(&self) -> String {
-        label(self.role, self.index)
+        self.role.label(self.index)
     }
 
     /// Whether the process is stopped (SIGSTOP, or a debugger): it will never report.
@@ -276,11 +276,6 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGCONT => "SIGCONT",
         _ => "a signal",
     }
-}
-
-/// How the reasons name a role's process: `producer 2`.
-pub fn label(role: Role, index: usize) -> String {
-    format!("{} {index}", role.as_str())
 }
 
 #[cfg(test)]

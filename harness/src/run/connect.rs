@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::children::{Children, Event, Proc, label};
+use super::children::{Children, Event, Proc};
 use super::trial::{Trial, TrialError, event_before, exits_cleanly, take_report};
 use crate::matrix::Role;
 use crate::results::{Failure, RunRecord};
@@ -32,7 +32,7 @@ impl Trial<'_> {
         let mut args = self.child_args(Role::Receiver, 0, trial_dir);
         args.connects = Some(attempts);
         children.procs.push(Proc::start(exe, &args, 0, tx.clone(), opts.watch.verbose).map_err(|e| {
-            TrialError::Failed(Failure::Spawn { role: Some(label(args.role, args.index)) }, e)
+            TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e)
         })?);
         let mut receiving: Option<Receiving> = None;
         let budget = opts.config.setup_timeout + Duration::from_secs(5);
@@ -58,7 +58,7 @@ impl Trial<'_> {
             args.attempt = Some(k);
             let i = children.procs.len();
             children.procs.push(Proc::start(exe, &args, i, tx.clone(), opts.watch.verbose).map_err(|e| {
-                TrialError::Failed(Failure::Spawn { role: Some(label(args.role, args.index)) }, e)
+                TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e)
             })?);
             // Until sender k has reported and ended.
             let deadline = Instant::now() + budget;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use ipcbench_api::{RecvMode, Requests};
 
-use super::children::{Children, Event, Proc, by_interrupt, describe, label, signal_name};
+use super::children::{Children, Event, Proc, by_interrupt, describe, signal_name};
 use super::{INTERRUPTED, RunContext, dir};
 use crate::analysis;
 use crate::fault::{self, Fault};
@@ -122,7 +122,7 @@ impl Trial<'_> {
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
             let args = self.child_args(role, index, trial_dir);
             let child = Proc::start(&exe, &args, i, tx.clone(), opts.watch.verbose).map_err(|e| {
-                TrialError::Failed(Failure::Spawn { role: Some(label(args.role, args.index)) }, e)
+                TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e)
             })?;
             children.procs.push(child);
         }
