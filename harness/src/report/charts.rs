@@ -17,8 +17,7 @@ use super::families::Family;
 use super::plot::{COLORS, Chart, DrawResult, Place, SANS, font, mode_color};
 use super::{cost, floor};
 use crate::analysis;
-use crate::matrix::Pattern;
-use crate::results::shows::{BATCHES, Shows, Title, shows};
+use crate::results::shows::{Gathered, Title};
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
 
@@ -53,51 +52,23 @@ struct Spec {
     extra: Vec<(String, RGBColor)>,
 }
 
-/// What a chart shows: a pattern's cases, or (None) the batch cases.
-type Group = Option<Pattern>;
-
-fn family_name(f: Group) -> &'static str {
-    f.map_or("batch", Pattern::as_str)
-}
-
-/// What a chart shows: its pattern's, or the batch cases'.
-fn shown(f: Group) -> Shows {
-    f.map_or(BATCHES, shows)
-}
-
 /// A chart's title: its own, or its family's (as its section is titled) then what it shows.
-fn title(f: Group) -> String {
-    match shown(f).chart {
+fn title(g: Gathered) -> String {
+    match g.shows().chart {
         Title::Own(title) => title.into(),
-        Title::AfterFamily(shows) => {
-            let family = f.map_or(Family::Batches, |p| Family::of(p, false));
-            format!("{}: {shows}", family.title())
-        }
+        Title::AfterFamily(shows) => format!("{}: {shows}", Family::of(g).title()),
     }
 }
 
-fn groups(view: &View) -> Vec<(Group, Vec<String>)> {
-    let all = [
-        Some(Pattern::Stream),
-        Some(Pattern::StreamRtt),
-        Some(Pattern::Broadcast),
-        Some(Pattern::Queue),
-        Some(Pattern::Service),
-        Some(Pattern::Latency),
-        Some(Pattern::Connect),
-        None,
-    ];
-    let family = |case: &str| {
-        let r = view.sources.iter().flat_map(|s| s.doc.results.iter()).find(|r| r.case == case);
-        r.map(|r| if r.batch.is_some() { None } else { Some(r.pattern) })
-    };
-    all.into_iter()
-        .map(|f| (f, view.cases.iter().filter(|c| family(c) == Some(f)).cloned().collect::<Vec<_>>()))
+/// A chart per pattern, and one of the batch cases: each with its cases in the view.
+fn groups(view: &View) -> Vec<(Gathered, Vec<String>)> {
+    Gathered::all()
+        .map(|g| (g, view.cases.iter().filter(|c| view.gathered(c) == Some(g)).cloned().collect::<Vec<_>>()))
         .filter(|(_, cases)| !cases.is_empty())
         .collect()
 }
 
-fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
+fn spec(view: &View, family: Gathered, cases: Vec<String>) -> Option<Spec> {
     fn ok(r: Option<&CaseResult>) -> Option<&CaseResult> {
         r.filter(|r| r.status == Status::Ok && r.median.is_some())
     }
@@ -116,7 +87,7 @@ fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
             .map(|c| columns.iter().map(|(lib, s)| ok(view.result(c, lib, *s)).and_then(f)).collect())
             .collect()
     };
-    let show = shown(family);
+    let show = family.shows();
     // The first panel draws the figure that ranks the family; the others stand where some result
     // has their figure (a lossless broadcast has no share lost).
     let mut panels = Vec::new();
@@ -134,7 +105,7 @@ fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
     // The machine's floors: round-trip floors across the panel of round trips and latency (a
     // service's on its call panel), the copy floor over each stream case.
     let mut extra = Vec::new();
-    if let (Some(at), Some(p)) = (floors_on, family) {
+    if let (Some(at), Gathered::Pattern(p)) = (floors_on, family) {
         let lines = floor::lines(view, p);
         extra.extend(lines.iter().map(|l| (l.label.clone(), mode_color(l.mode))));
         panels[at].floors = lines;
@@ -147,7 +118,7 @@ fn spec(view: &View, family: Group, cases: Vec<String>) -> Option<Spec> {
             panels[0].copy = copy;
         }
     }
-    let prefix = format!("{}/", family_name(family));
+    let prefix = format!("{}/", family.name());
     let short =
         |c: &String| c.strip_prefix(&prefix).or_else(|| c.strip_prefix("batch/")).unwrap_or(c).to_string();
     Some(Spec {
@@ -218,8 +189,8 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     let mut specs: Vec<(String, Place, Spec)> = groups(view)
         .into_iter()
         .filter_map(|(family, cases)| {
-            let place = Place::Family(family.map_or(Family::Batches, |p| Family::of(p, false)));
-            spec(view, family, cases).map(|s| (family_name(family).to_string(), place, s))
+            spec(view, family, cases)
+                .map(|s| (family.name().to_string(), Place::Family(Family::of(family)), s))
         })
         .collect();
     specs.extend(modes_spec(view).map(|s| ("modes".to_string(), Place::Modes, s)));

@@ -8,7 +8,7 @@ use super::model::{self, Cell, marks};
 use crate::analysis;
 use crate::format::{percent, three_digits};
 use crate::matrix::Pattern;
-use crate::results::shows::shows;
+use crate::results::shows::Gathered;
 use crate::results::{CaseResult, Measure, Status};
 
 /// A family of cases: a section of the report.
@@ -35,9 +35,12 @@ impl Family {
     ];
 
     /// The family of a case's pattern; batch cases are a family of their own.
-    pub fn of(pattern: Pattern, batch: bool) -> Family {
+    pub fn of(gathered: Gathered) -> Family {
+        let pattern = match gathered {
+            Gathered::Batches => return Family::Batches,
+            Gathered::Pattern(p) => p,
+        };
         match pattern {
-            _ if batch => Family::Batches,
             Pattern::Stream | Pattern::StreamRtt => Family::Streams,
             Pattern::Broadcast => Family::Broadcasts,
             Pattern::Queue => Family::Queues,
@@ -204,13 +207,11 @@ pub fn table(view: &View, family: Family) -> FamilyTable {
     let columns = view.columns.iter().map(|c| view.column_label(c)).collect();
     let mut t = FamilyTable { family, columns, rows: Vec::new(), notes: Vec::new() };
     for case in &view.cases {
-        let Some(pattern) = view.pattern(case) else { continue };
-        let batch =
-            view.sources.iter().flat_map(|s| &s.doc.results).any(|r| r.case == *case && r.batch.is_some());
-        if Family::of(pattern, batch) != family {
+        let Some(gathered) = view.gathered(case) else { continue };
+        if Family::of(gathered) != family {
             continue;
         }
-        for (i, &(m, name)) in shows(pattern).rows.iter().enumerate() {
+        for (i, &(m, name)) in gathered.shows().rows.iter().enumerate() {
             let row = measure_row(view, &mut t, case, (m, name), i == 0);
             // A later figure no library has (an older file's) gets no row.
             if i == 0 || row.cells.iter().any(|c| matches!(c, Cell::Value { .. })) {

@@ -40,6 +40,7 @@ pub use faq::Subject;
 use ipcbench_api::Kind;
 
 use crate::matrix::{self, Case, Pattern};
+use crate::results::shows::Gathered;
 use crate::results::{self, CaseResult, Document, LibraryRecord};
 
 /// One results file and the name its machine goes by in the report.
@@ -207,6 +208,12 @@ impl<'a> View<'a> {
     /// A case's pattern, as its results record it.
     pub fn pattern(&self, case: &str) -> Option<Pattern> {
         self.sources.iter().flat_map(|s| &s.doc.results).find(|r| r.case == case).map(|r| r.pattern)
+    }
+
+    /// What a case's table and chart gather it under (its pattern, or the batch cases).
+    pub fn gathered(&self, case: &str) -> Option<Gathered> {
+        let r = self.sources.iter().flat_map(|s| &s.doc.results).find(|r| r.case == case)?;
+        Some(Gathered::of(r.pattern, r.batch.is_some()))
     }
 
     /// Every source's results, in the sources' order: what the analysis of standings reads.

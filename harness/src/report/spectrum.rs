@@ -16,6 +16,7 @@ use super::families::Family;
 use super::plot::{COLORS, Chart, DrawResult, Place, SANS};
 use crate::histogram;
 use crate::matrix::Pattern;
+use crate::results::shows::Gathered;
 use crate::results::{CaseResult, Status};
 
 /// What the report says of the spectra.
@@ -88,7 +89,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &lines)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         super::plot::png(&png, size, |root| plot(root, &title, &lines))?;
-        charts.push(Chart { name, title, place: Place::Spectrum(Family::of(pattern, false)) });
+        charts.push(Chart { name, title, place: Place::Spectrum(Family::of(Gathered::Pattern(pattern))) });
     }
     Ok(charts)
 }

@@ -80,6 +80,41 @@ pub const BATCHES: Shows = Shows {
     line: Line::Rate,
 };
 
+/// What a table or chart gathers a case under: its pattern, or the batch cases of every pattern
+/// together. The family tables and the charts both group by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gathered {
+    Pattern(Pattern),
+    Batches,
+}
+
+impl Gathered {
+    /// Each pattern in its order, then the batch cases.
+    pub fn all() -> impl Iterator<Item = Gathered> {
+        Pattern::ALL.into_iter().map(Gathered::Pattern).chain([Gathered::Batches])
+    }
+
+    /// A result's: its pattern's, or the batches' for a batch case.
+    pub fn of(pattern: Pattern, batch: bool) -> Gathered {
+        if batch { Gathered::Batches } else { Gathered::Pattern(pattern) }
+    }
+
+    pub fn shows(self) -> Shows {
+        match self {
+            Gathered::Pattern(p) => shows(p),
+            Gathered::Batches => BATCHES,
+        }
+    }
+
+    /// A chart's file name: `stream`, `batch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gathered::Pattern(p) => p.as_str(),
+            Gathered::Batches => "batch",
+        }
+    }
+}
+
 /// What a pattern shows.
 pub fn shows(pattern: Pattern) -> Shows {
     let rate_only = |chart| Shows {
