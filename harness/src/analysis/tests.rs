@@ -52,6 +52,16 @@ fn a_role_without_its_sides_counts_is_broken() {
     assert_eq!(err.reason, "reported no counts of what it sent");
 }
 
+/// A latency sender whose send blocked from its warm-up past the window's end sent none of the
+/// window's messages: the trial stands, all behind, with no latency to give.
+#[test]
+fn a_latency_sender_that_sent_nothing_in_its_window_is_all_behind() {
+    let stuck = RoleReport { scheduled: Some(13_000), ..sender("sender", 0, 2_000, 0) };
+    let receiver = receiver("receiver", 0, [2_000, 0, 0, 0]);
+    let f = figures(&case("latency/100k/16B"), &[stuck, receiver], ONE).unwrap();
+    assert_eq!((f.behind_share, f.p50_ns, f.msgs_per_s), (Some(1.0), None, 0.0));
+}
+
 #[test]
 fn a_lossy_broadcast_takes_the_slowest_subscriber_and_the_share_lost() {
     let publisher = sender("publisher", 0, 1000, 1000);

@@ -31,7 +31,8 @@ pub enum Cell {
         rank: Option<Rank>,
         marks: String,
     },
-    /// The library lacks the pattern: footnote `note` says why.
+    /// No figure: the library lacks the pattern, or (rarely) measured none; footnote `note`
+    /// says why.
     Dash {
         note: usize,
     },
@@ -187,10 +188,17 @@ pub fn legend_line(fastest: &str, present: impl Fn(Mark) -> bool, mark: impl Fn(
     format!("{}.", items.join("; "))
 }
 
+/// A latency result without a latency: its sender sent none of its window's messages.
+pub const NONE_SENT: &str = "no message of the window sent: its sender's send blocked from the warm-up to past the \
+                             window's end (all behind its schedule)";
+
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
 pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
     let line = shows(pattern).line;
+    if line == Line::Spectrum && f.p50_ns.is_none() {
+        return NONE_SENT.into();
+    }
     let mut s = rate(f.msgs_per_s);
     if let (Line::Spectrum, Some(p50), Some(p99), Some(p9999), Some(max)) =
         (line, f.p50_ns, f.p99_ns, f.p9999_ns, f.max_ns)

@@ -135,11 +135,13 @@ pub fn paced_send_loop<T: Tx>(
     };
     report.cost = meter.end(Some(message::now_ns()));
     // What the schedule held from the first measured message to the window's end, of which the
-    // sender sent `measured`: the rest is how far it fell behind.
-    let measured_from = measured_from.unwrap_or(last);
-    if measured_from == last {
-        window_start_ns = end;
-    }
+    // sender sent `measured`: the rest is how far it fell behind. A sender whose send blocked
+    // from the warm-up to past the window's end (a library far slower than the schedule, its
+    // queue full) sent none of it: its window is still the schedule's, and it is all behind.
+    let measured_from = measured_from.unwrap_or_else(|| {
+        window_start_ns = w.measure_from;
+        last
+    });
     report.sending =
         Some(Sending { sent: last, measured: last - measured_from, window_start_ns, window_end_ns: end });
     report.scheduled = Some(schedule.first_due_at(w.end).saturating_sub(measured_from));
