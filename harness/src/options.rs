@@ -133,7 +133,7 @@ struct Config {
     #[arg(long, value_name = "BYTES", value_parser = matrix::parse_bytes)]
     buffer: Option<usize>,
     /// How many fresh sender processes each run of a connect case starts, one after another.
-    #[arg(long, default_value = "20")]
+    #[arg(long, default_value_t = results::DEFAULT_CONNECTS)]
     connects: u32,
     /// Pins each role's process to a CPU of its own before it opens its endpoint (more roles
     /// than CPUs take them round again); `--pin same-core` puts every role on one CPU. The

@@ -15,22 +15,16 @@ use serde::Serialize;
 
 use crate::floors::Floors;
 use crate::format::{nanos, rate, whole_percent};
-use crate::matrix::Pattern;
 use crate::noise::{self, CONFIDENCE, middle};
 use crate::report::markdown;
 use crate::report::model::{Cell, Table};
 use crate::report::terminal;
+use crate::results::shows::shows;
 use crate::results::{self, CaseResult, Document, Measure, Status};
 
 /// A figure's value as the tables print it: a rate, or a time.
 fn value_text(m: Measure, v: f64) -> String {
     if m == Measure::MsgsPerS { rate(v) } else { nanos(v) }
-}
-
-/// The figures of a pattern worth comparing (the catalogue's): its rate where the rate is its
-/// own (not a schedule's), its latencies where it times them, and what it cost.
-fn compared(pattern: Pattern) -> Vec<Measure> {
-    results::shows::shows(pattern).compared.to_vec()
 }
 
 /// What a change amounts to.
@@ -275,7 +269,8 @@ pub fn compare(
             // The runs of the state both files measured the mode in, where their runs carry
             // probes; every run otherwise.
             let state = joint.as_ref().map(|js| states::shared_state(&js.old[j][bi], &js.new[i][mi]));
-            for figure in compared(r.pattern) {
+            // The figures of a pattern worth comparing, as the catalogue lists them.
+            for &figure in shows(r.pattern).compared {
                 let get = |x: &results::RunRecord| figure.get(&x.figures);
                 let (a, b, state, note, ch) = match (&joint, &state) {
                     (Some(js), Some(Ok(s))) => {
@@ -535,6 +530,7 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matrix::Pattern;
 
     #[test]
     fn a_verdict_needs_the_threshold_and_the_noise_both() {
@@ -559,6 +555,7 @@ mod tests {
 
     #[test]
     fn a_round_trip_compares_its_latencies_and_a_stream_its_rate() {
+        let compared = |p| shows(p).compared;
         assert_eq!(compared(Pattern::StreamRtt), [Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]);
         assert_eq!(compared(Pattern::Stream), [Measure::MsgsPerS, Measure::CpuNsPerMsg]);
         assert_eq!(

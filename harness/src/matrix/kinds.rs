@@ -53,12 +53,12 @@ impl Role {
         Role::ALL.into_iter().find(|r| r.as_str() == s)
     }
 
-    /// The roles that drive a case: the driver says "drain" once all of them are done.
     /// "producer 2": how reasons and failures name a role's process.
     pub fn label(self, index: usize) -> String {
         format!("{} {index}", self.as_str())
     }
 
+    /// The roles that drive a case: the driver says "drain" once all of them are done.
     pub fn is_driving(self) -> bool {
         matches!(self, Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client)
     }

@@ -8,7 +8,7 @@ use super::model::{self, Cell, marks};
 use crate::analysis;
 use crate::format::{percent, three_digits};
 use crate::matrix::Pattern;
-use crate::results::shows::{Gathered, Line};
+use crate::results::shows::Gathered;
 use crate::results::{CaseResult, Measure, Status};
 
 /// A family of cases: a section of the report.
@@ -265,12 +265,7 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure
             }
             // The figure results are ranked by, absent: said, as a dash is.
             (Status::Ok, None) if first => {
-                let why = if crate::results::shows::shows(pattern).line == Line::Spectrum {
-                    model::NONE_SENT
-                } else {
-                    "no such figure was measured"
-                };
-                Cell::Dash { note: t.note(format!("{lib}: {why}")) }
+                Cell::Dash { note: t.note(format!("{lib}: {}", model::no_figure(pattern))) }
             }
             (Status::Ok, None) => Cell::Empty,
             (Status::Unsupported, _) => Cell::Dash { note: t.note(format!("{lib}: {reason}")) },

@@ -189,15 +189,20 @@ pub fn legend_line(fastest: &str, present: impl Fn(Mark) -> bool, mark: impl Fn(
 }
 
 /// A latency result without a latency: its sender sent none of its window's messages.
-pub const NONE_SENT: &str = "no message of the window sent: its sender's send blocked from the warm-up to past the \
-                             window's end (all behind its schedule)";
+const NONE_SENT: &str = "no message of the window sent: its sender's send blocked from the warm-up to past the \
+                         window's end (all behind its schedule)";
+
+/// Why an ok result of `pattern` lacks the figure it is ranked by.
+pub fn no_figure(pattern: Pattern) -> &'static str {
+    if shows(pattern).line == Line::Spectrum { NONE_SENT } else { "no such figure was measured" }
+}
 
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
 pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
     let line = shows(pattern).line;
     if line == Line::Spectrum && f.p50_ns.is_none() {
-        return NONE_SENT.into();
+        return no_figure(pattern).into();
     }
     let mut s = rate(f.msgs_per_s);
     if let (Line::Spectrum, Some(p50), Some(p99), Some(p9999), Some(max)) =

@@ -22,7 +22,7 @@ pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
-pub use settings::{AutoRuns, Order, Pin, RunConfig, Settings};
+pub use settings::{AutoRuns, DEFAULT_CONNECTS, Order, Pin, RunConfig, Settings};
 
 pub const SCHEMA_VERSION: u32 = 1;
 

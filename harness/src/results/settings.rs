@@ -44,9 +44,11 @@ pub struct RunConfig {
     pub pin: Option<Pin>,
 }
 
-/// `--connects` in a file written before connect cases were.
+/// `--connects` by default, and in a file written before connect cases were.
+pub const DEFAULT_CONNECTS: u32 = 20;
+
 fn default_connects() -> u32 {
-    20
+    DEFAULT_CONNECTS
 }
 
 /// A duration as the file writes it: seconds, a float.

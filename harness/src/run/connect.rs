@@ -31,9 +31,7 @@ impl Trial<'_> {
         let mut children = Children { procs: Vec::new() };
         let mut args = self.child_args(Role::Receiver, 0, trial_dir);
         args.connects = Some(attempts);
-        children.procs.push(Proc::start(exe, &args, 0, tx.clone(), opts.watch.verbose).map_err(|e| {
-            TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e)
-        })?);
+        children.procs.push(self.start(exe, &args, 0, &tx)?);
         let mut receiving: Option<Receiving> = None;
         let budget = opts.config.setup_timeout + Duration::from_secs(5);
         for k in 0..attempts {
@@ -57,9 +55,7 @@ impl Trial<'_> {
             let mut args = self.child_args(Role::Sender, 0, trial_dir);
             args.attempt = Some(k);
             let i = children.procs.len();
-            children.procs.push(Proc::start(exe, &args, i, tx.clone(), opts.watch.verbose).map_err(|e| {
-                TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e)
-            })?);
+            children.procs.push(self.start(exe, &args, i, &tx)?);
             // Until sender k has reported and ended.
             let deadline = Instant::now() + budget;
             loop {

@@ -109,6 +109,19 @@ impl Trial<'_> {
         }
     }
 
+    /// Starts child `i` of the trial, whose events go to `events`; a child that cannot start
+    /// fails the trial, naming its role.
+    pub(super) fn start(
+        &self,
+        exe: &Path,
+        args: &ChildArgs,
+        i: usize,
+        events: &mpsc::Sender<Event>,
+    ) -> Result<Proc, TrialError> {
+        Proc::start(exe, args, i, events.clone(), self.ctx.opts.watch.verbose)
+            .map_err(|e| TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e))
+    }
+
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
         let exe = std::env::current_exe().map_err(|e| {
             TrialError::Failed(Failure::Spawn { role: None }, format!("finding this binary: {e}"))
@@ -118,13 +131,9 @@ impl Trial<'_> {
         }
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
-        let opts = self.ctx.opts;
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
             let args = self.child_args(role, index, trial_dir);
-            let child = Proc::start(&exe, &args, i, tx.clone(), opts.watch.verbose).map_err(|e| {
-                TrialError::Failed(Failure::Spawn { role: Some(args.role.label(args.index)) }, e)
-            })?;
-            children.procs.push(child);
+            children.procs.push(self.start(&exe, &args, i, &tx)?);
         }
         drop(tx);
 
