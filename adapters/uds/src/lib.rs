@@ -644,6 +644,13 @@ fn read_packet(fd: RawFd, buf: &mut [u8], path: &Path, flags: libc::c_int) -> Re
         if n as usize == buf.len() {
             return Ok(Read::Message);
         }
+        if n == 0 && flags & libc::MSG_DONTWAIT != 0 {
+            // Linux says "end" to a non-blocking seqpacket receive that found the queue empty
+            // and then the peer gone, even when the peer's last packet landed in between
+            // (unix_dgram_recvmsg): a blocking receive, which cannot block once the peer is
+            // gone, tells that packet from the end.
+            return read_packet(fd, buf, path, flags & !libc::MSG_DONTWAIT);
+        }
         if n == 0 {
             // Zero-length packets are never sent: this is the end.
             return Ok(Read::End);
