@@ -313,6 +313,7 @@ mod tests {
         match id {
             "cases" => "stream/16B",
             "duration" | "warmup" | "setup_timeout" | "grace" => "1s",
+            "slow_work" => "20us",
             "interval_width" => "10%",
             "order" => "interleaved",
             "pin" => "same-core",

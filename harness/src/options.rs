@@ -44,6 +44,9 @@ pub struct Resume {
 /// thousand and a latency case at 1 k/s ten, and below that a window measures its own edges.
 pub const SHORTEST_WINDOW: Duration = Duration::from_millis(10);
 
+/// The most `--slow-work` may be: a thousand of its messages in a second's window.
+const SLOWEST_WORK: Duration = Duration::from_millis(1);
+
 /// The checks of every value, whether it came from the command line or a results file
 /// (`--resume`): each refusal names the flag and what it takes. Clap's parsers read each
 /// value's form; these hold what a run needs of the values together.
@@ -71,6 +74,13 @@ fn check(c: &RunConfig) -> Result<()> {
         if !(AUTO_FIRST..=100).contains(&auto.max_runs) {
             bail!("--max-runs {}: a whole number from 3 to 100", auto.max_runs);
         }
+    }
+    if c.slow_work > SLOWEST_WORK {
+        bail!(
+            "--slow-work {}: at most {} a message, or a slow subscriber's window holds too few to count",
+            humantime::format_duration(c.slow_work),
+            humantime::format_duration(SLOWEST_WORK)
+        );
     }
     if c.buffer == Some(0) {
         bail!("--buffer 0: no queue holds no message; give 64KiB, 1MiB or the like, or leave it out");
@@ -140,6 +150,9 @@ struct Config {
     /// results record each role's CPU.
     #[arg(long, num_args = 0..=1, default_missing_value = "spread", value_name = "same-core", value_parser = pin)]
     pin: Option<Pin>,
+    /// What a slow subscriber spends on each message, a busy wait (the broadcast/*sub-*slow cases).
+    #[arg(long, default_value = "10us", value_parser = duration)]
+    slow_work: Duration,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true, value_parser = Fault::parse)]
     fault: Option<Fault>,
@@ -200,6 +213,7 @@ impl Measure {
             buffer,
             connects,
             pin,
+            slow_work,
         } = self.config;
         let (runs, runs_auto) = match runs {
             Runs::Auto => (
@@ -225,6 +239,7 @@ impl Measure {
             connects,
             runs_auto,
             pin,
+            slow_work,
         };
         check(&config)?;
         Ok(Options {

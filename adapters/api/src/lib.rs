@@ -375,6 +375,9 @@ pub struct Capabilities {
     pub queue: Support,
     pub service: Support,
     pub batch: Support,
+    /// The most subscribers a broadcast takes, where the library has a limit below the
+    /// harness's: the count, and the reason shown beside the dash of a broadcast to more.
+    pub most_subscribers: Option<(usize, &'static str)>,
 }
 
 /// Where a library's service sends each request.

@@ -111,6 +111,7 @@ impl Library for Boost {
                     "a message_queue has no replies; a service would be the harness pairing queues",
                 ),
                 batch: Support::No("send and receive move one message per call"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: None,

@@ -68,6 +68,7 @@ mod absent {
                     queue: no,
                     service: no,
                     batch: no,
+                    most_subscribers: None,
                 },
                 requests: Requests::ToOneServer,
                 largest_message: None,
@@ -95,6 +96,7 @@ fn capabilities() -> Capabilities {
         ),
         service: Support::No("no request-reply: a reply would be the harness pairing routes"),
         batch: Support::No("no call sends or receives several messages at once"),
+        most_subscribers: Some((32, "a route's receivers are the bits of a 32-bit mask: 32 at most")),
     }
 }
 

@@ -160,6 +160,7 @@ impl Library for FastIpc {
                 queue: Support::Yes("work queue: a ring per producer, each message to one consumer"),
                 service: Support::Yes("service: servers of a pool share every client's requests"),
                 batch: Support::Yes("send_many / receive_many"),
+                most_subscribers: Some((1024, "broadcast::create takes 1 to 1024 max_subscribers")),
             },
             requests: Requests::ToOneServer,
             largest_message: None,

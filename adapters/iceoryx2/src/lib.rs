@@ -95,6 +95,7 @@ impl Library for Iceoryx2 {
                 ),
                 service: Support::Yes("request-response: every server receives every request and answers it"),
                 batch: Support::No("no call sends or receives several samples at once"),
+                most_subscribers: None,
             },
             requests: Requests::ToEveryServer,
             largest_message: None,
@@ -299,6 +300,8 @@ fn publish_subscribe(node: &Node<Svc>, setup: &Setup, what: &str) -> Result<PubS
             .publish_subscribe::<[u8]>()
             .max_publishers(1)
             .max_subscribers(subscribers)
+            // A node per process: the default (20) would refuse a broadcast's 20th subscriber.
+            .max_nodes(subscribers + 1)
             .subscriber_max_buffer_size(depth(setup))
             .history_size(0)
             .enable_safe_overflow(lossy)
@@ -335,6 +338,8 @@ fn event_service(
             .event()
             .max_listeners(listeners.max(1))
             .max_notifiers(8)
+            // Every listener's process and the notifiers' (the defaults refuse a 20th node).
+            .max_nodes(listeners.max(1) + 8)
             .notifier_dropped_event(DROPPED)
             .open_or_create()
     })

@@ -63,6 +63,7 @@ impl Library for IpcChannel {
                     "no request-reply: a byte channel carries bytes, so replies can't be routed to clients",
                 ),
                 batch: Support::No("no call sends or receives several messages at once"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: None,

@@ -69,6 +69,7 @@ impl Library for Nng {
                 queue: Support::Yes("push0 producers, each dialing every pull0 consumer"),
                 service: Support::Yes("req0 clients, each dialing every rep0 server"),
                 batch: Support::No("no call sends or receives several messages at once"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: None,

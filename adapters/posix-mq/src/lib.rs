@@ -88,6 +88,7 @@ impl Library for PosixMq {
                     "a message queue has no replies; a service would be the harness pairing queues",
                 ),
                 batch: Support::No("mq_send and mq_receive move one message per call"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: Some(match limit(MSGSIZE_MAX) {

@@ -95,6 +95,7 @@ impl Library for ShmRing {
                 queue: Support::No("the control is a single-producer single-consumer ring"),
                 service: Support::No("the control is a single-producer single-consumer ring"),
                 batch: Support::No("the control moves one message per call"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: Some((

@@ -161,6 +161,7 @@ fn info(t: Transport) -> LibraryInfo {
                 }
                 _ => "no call moves several messages as separate messages on a stream socket",
             }),
+            most_subscribers: None,
         },
         requests: Requests::ToOneServer,
         largest_message,

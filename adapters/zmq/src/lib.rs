@@ -69,6 +69,7 @@ impl Library for Zmq {
                 queue: Support::Yes("PUSH producers, each connected to every PULL consumer: round-robin"),
                 service: Support::Yes("REQ clients, each connected to every REP server: round-robin"),
                 batch: Support::No("no call sends or receives several messages at once"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: None,

@@ -12,7 +12,7 @@ use ipcbench_api::{Requests, Shape};
 use crate::histogram::{self, Spectrum};
 use crate::matrix::{Case, Pace, Pattern, Role};
 use crate::noise::middle;
-use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
+use crate::results::{CaseResult, Figure, Figures, Receiving, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
 
 pub mod standings;
@@ -82,6 +82,11 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
     if case.pace == Pace::Connect {
         return connect_figures(reports);
     }
+    if case.pairs.is_some() {
+        let mut out = pairs_figures(case, reports)?;
+        cost(reports, &mut out);
+        return Ok(out);
+    }
     let driving: Vec<&RoleReport> = reports.iter().filter(|r| r.role.is_driving()).collect();
     let start = driving.iter().map(|r| r.sent().window_start_ns).min().unwrap_or(0);
     let end = driving.iter().map(|r| r.sent().window_end_ns).max().unwrap_or(0);
@@ -130,11 +135,32 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                     ));
                 }
             }
-            // The figure is the slowest subscriber's; so is the loss beside it.
-            let Some(slowest) = receivers.iter().map(|r| r.got()).min_by_key(|g| g.received_measured) else {
+            // The figure is the slowest subscriber's (a slow-subscriber case: the slowest of the
+            // others, the slow ones' beside it); so is the loss beside it.
+            let (slow, fast): (Vec<&RoleReport>, Vec<&RoleReport>) =
+                receivers.iter().partition(|r| case.is_slow(r.index));
+            let slowest_of =
+                |rs: &[&RoleReport]| rs.iter().map(|r| r.got()).min_by_key(|g| g.received_measured);
+            let Some(slowest) = slowest_of(&fast) else {
                 return Err(broken(publisher, "no receiving role reported".into()));
             };
             out.msgs_per_s = rate(slowest.received_measured);
+            if lossy && fast.len() > 1 {
+                let fastest = fast.iter().map(|r| r.got().received_measured).max().unwrap_or(0);
+                out.subscribers_spread = Some(if fastest == 0 {
+                    0.0
+                } else {
+                    1.0 - slowest.received_measured as f64 / fastest as f64
+                });
+            }
+            let lost_share = |g: Receiving| {
+                let (lost, got) = (g.lost_measured, g.received_measured);
+                if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 }
+            };
+            if let Some(s) = slowest_of(&slow) {
+                out.slow_msgs_per_s = Some(rate(s.received_measured));
+                out.slow_lost_share = lossy.then(|| lost_share(s));
+            }
             if matches!(case.pace, Pace::Rate(_)) {
                 spectrum(&latency(&receivers), &mut out);
                 let late = Spectrum::of(&lateness(&[publisher]));
@@ -146,8 +172,7 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
                 }
             }
             if lossy {
-                let (lost, got) = (slowest.lost_measured, slowest.received_measured);
-                out.lost_share = Some(if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 });
+                out.lost_share = Some(lost_share(slowest));
             }
         }
         Shape::RoundTrip | Shape::Service { .. } => {
@@ -231,6 +256,55 @@ fn connect_figures(reports: &[RoleReport]) -> Result<Figures, Broken> {
     Ok(out)
 }
 
+/// A pairs case: each pair checked on its own (every message its sender sent arrived, every
+/// request answered) and timed over its own sender's window; the figures are the pairs' rates
+/// together, the worst pair's, and the worst pair's p50 round trip.
+fn pairs_figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
+    let round_trip = case.shape == Shape::RoundTrip;
+    let (driving, answering) =
+        if round_trip { (Role::Pinger, Role::Echo) } else { (Role::Sender, Role::Receiver) };
+    let n = case.pairs.unwrap_or(1);
+    let one = |role: Role, i: usize| {
+        reports
+            .iter()
+            .find(|r| r.role == role && r.index == i)
+            .ok_or_else(|| Broken { role: role.label(i), reason: format!("pair {i} of {n} did not report") })
+    };
+    // (the pair's rate, its p50 round trip)
+    let mut pairs: Vec<(f64, Option<f64>)> = Vec::new();
+    for i in 0..n {
+        let (sender, receiver) = (one(driving, i)?, one(answering, i)?);
+        let (sent, got) = (sender.sent(), receiver.got());
+        let whole = if round_trip {
+            got.received == sent.sent
+        } else {
+            got.received == sent.sent && got.received_measured == sent.measured
+        };
+        if !whole {
+            return Err(broken(
+                receiver,
+                format!(
+                    "pair {i}: received {} messages ({} measured) of the {} sent ({} measured)",
+                    got.received, got.received_measured, sent.sent, sent.measured
+                ),
+            ));
+        }
+        if sent.window_end_ns <= sent.window_start_ns {
+            return Err(broken(sender, "the measured window is empty".into()));
+        }
+        let seconds = (sent.window_end_ns - sent.window_start_ns) as f64 / 1e9;
+        let measured = if round_trip { sent.measured } else { got.received_measured };
+        pairs.push((measured as f64 / seconds, sender.p50_ns.map(|ns| ns as f64)));
+    }
+    let worst = pairs.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((0.0, None));
+    Ok(Figures {
+        msgs_per_s: pairs.iter().map(|p| p.0).sum(),
+        worst_msgs_per_s: Some(worst.0),
+        p50_ns: worst.1,
+        ..Figures::default()
+    })
+}
+
 /// What the trial cost, from every role's own window: cores busy added up over the processes,
 /// that over the rate as CPU time per message, and the processes' peak memory added up. Left
 /// out unless every role measured its window.
@@ -261,7 +335,7 @@ pub const NOISY: f64 = 0.10;
 /// pattern's its rate.
 pub fn counted(pattern: Pattern) -> Figure {
     match pattern {
-        Pattern::StreamRtt | Pattern::Latency | Pattern::Connect => Figure::P50Ns,
+        Pattern::StreamRtt | Pattern::Latency | Pattern::Connect | Pattern::FanoutLatency => Figure::P50Ns,
         _ => Figure::MsgsPerS,
     }
 }

@@ -83,10 +83,19 @@ pub enum Pattern {
     /// Connection set-up: a fresh sender's open and first message.
     #[serde(rename = "connect")]
     Connect,
+    /// A broadcast whose last subscribers spend a fixed time on each message.
+    #[serde(rename = "broadcast-slow")]
+    SlowSubscriber,
+    /// Independent streams or round trips of one library side by side.
+    #[serde(rename = "pairs")]
+    Pairs,
+    /// A lossless broadcast at a fixed rate: every subscriber's one-way latency.
+    #[serde(rename = "fanout-latency")]
+    FanoutLatency,
 }
 
 impl Pattern {
-    pub const ALL: [Pattern; 7] = [
+    pub const ALL: [Pattern; 10] = [
         Pattern::Stream,
         Pattern::StreamRtt,
         Pattern::Broadcast,
@@ -94,6 +103,9 @@ impl Pattern {
         Pattern::Service,
         Pattern::Latency,
         Pattern::Connect,
+        Pattern::SlowSubscriber,
+        Pattern::Pairs,
+        Pattern::FanoutLatency,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -105,13 +117,16 @@ impl Pattern {
             Pattern::Service => "service",
             Pattern::Latency => "latency",
             Pattern::Connect => "connect",
+            Pattern::SlowSubscriber => "broadcast-slow",
+            Pattern::Pairs => "pairs",
+            Pattern::FanoutLatency => "fanout-latency",
         }
     }
 
     /// Whether the pattern's results time each call or message into a latency histogram
     /// (round trips, services, fixed-rate latency): what the spectra draw and the floors hold.
     pub fn timed(self) -> bool {
-        matches!(self, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
+        matches!(self, Pattern::StreamRtt | Pattern::Service | Pattern::Latency | Pattern::FanoutLatency)
     }
 }
 

@@ -20,6 +20,12 @@ pub struct Case {
     pub batch: usize,
     /// How the sender sends: as fast as it can, or a latency case's way.
     pub pace: Pace,
+    /// A pairs case: this many independent copies of its stream or round trip at once, each on
+    /// channels of its own.
+    pub pairs: Option<usize>,
+    /// A slow-subscriber case: how many of its subscribers (the last ones) spend `--slow-work`
+    /// on each message.
+    pub slow: usize,
 }
 
 /// How a case's sender sends.
@@ -34,12 +40,24 @@ pub enum Pace {
 }
 
 impl Case {
+    /// A case of one shape and size, sent freely, one message a call.
+    fn free(name: String, shape: Shape, size: usize) -> Case {
+        Case { name, shape, size, batch: 1, pace: Pace::Free, pairs: None, slow: 0 }
+    }
+
     /// The pattern's family, as the results and tables group cases.
     pub fn pattern(&self) -> Pattern {
-        match self.pace {
-            Pace::Rate(_) => return Pattern::Latency,
-            Pace::Connect => return Pattern::Connect,
-            Pace::Free => {}
+        if self.pairs.is_some() {
+            return Pattern::Pairs;
+        }
+        if self.slow > 0 {
+            return Pattern::SlowSubscriber;
+        }
+        match (self.pace, self.shape) {
+            (Pace::Rate(_), Shape::Broadcast { .. }) => return Pattern::FanoutLatency,
+            (Pace::Rate(_), _) => return Pattern::Latency,
+            (Pace::Connect, _) => return Pattern::Connect,
+            (Pace::Free, _) => {}
         }
         match self.shape {
             Shape::Stream => Pattern::Stream,
@@ -50,12 +68,18 @@ impl Case {
         }
     }
 
-    /// Every process of the case: the accepting or owning side first.
+    /// Every process of the case: the accepting or owning side first (each pair's, in turn).
     pub fn roles(&self) -> Vec<(Role, usize)> {
         let many = |role, n: usize| (0..n).map(move |i| (role, i));
+        let pair = match self.shape {
+            Shape::RoundTrip => [Role::Echo, Role::Pinger],
+            _ => [Role::Receiver, Role::Sender],
+        };
+        if let Some(n) = self.pairs {
+            return (0..n).flat_map(|i| pair.map(|role| (role, i))).collect();
+        }
         match self.shape {
-            Shape::Stream => vec![(Role::Receiver, 0), (Role::Sender, 0)],
-            Shape::RoundTrip => vec![(Role::Echo, 0), (Role::Pinger, 0)],
+            Shape::Stream | Shape::RoundTrip => pair.map(|role| (role, 0)).to_vec(),
             Shape::Broadcast { subscribers, .. } => {
                 std::iter::once((Role::Publisher, 0)).chain(many(Role::Subscriber, subscribers)).collect()
             }
@@ -68,12 +92,27 @@ impl Case {
         }
     }
 
+    /// Whether subscriber `index` of this case is one of its slow ones (the last `slow`).
+    pub fn is_slow(&self, index: usize) -> bool {
+        match self.shape {
+            Shape::Broadcast { subscribers, .. } => self.slow > 0 && index + self.slow >= subscribers,
+            _ => false,
+        }
+    }
+
     /// Whether a library has what this case needs: the capability that decides it.
     pub fn support(&self, caps: &Capabilities) -> Support {
         if self.batch > 1 && !caps.batch.is_yes() {
             return caps.batch;
         }
-        self.column().of(caps)
+        let support = self.column().of(caps);
+        if let (Shape::Broadcast { subscribers, .. }, Some((most, why))) = (self.shape, caps.most_subscribers)
+            && support.is_yes()
+            && subscribers > most
+        {
+            return Support::No(why);
+        }
+        support
     }
 
     /// The capability its pattern needs.
@@ -114,6 +153,15 @@ struct MatrixFile {
     /// The connection set-up cases.
     #[serde(default)]
     connect: Vec<ConnectEntry>,
+    /// The slow-subscriber cases.
+    #[serde(default)]
+    slow: Vec<SlowEntry>,
+    /// The pairs cases.
+    #[serde(default)]
+    pairs: Vec<PairsEntry>,
+    /// The fixed-rate broadcasts.
+    #[serde(default, rename = "fanout-latency")]
+    fanout_latency: Vec<FanoutLatencyEntry>,
 }
 
 #[derive(Deserialize)]
@@ -127,6 +175,33 @@ struct ConnectEntry {
 struct LatencyEntry {
     /// Messages per second.
     rates: Vec<u64>,
+    sizes: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlowEntry {
+    delivery: Vec<String>,
+    subscribers: Vec<usize>,
+    /// How many of the subscribers are slow.
+    slow: Vec<usize>,
+    sizes: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairsEntry {
+    /// `stream`, `stream-rtt`.
+    patterns: Vec<String>,
+    pairs: Vec<usize>,
+    sizes: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FanoutLatencyEntry {
+    rates: Vec<u64>,
+    subscribers: Vec<usize>,
     sizes: Vec<usize>,
 }
 
@@ -163,13 +238,7 @@ fn parse(text: &str) -> Result<Vec<Case>> {
         }
         for (prefix, shape) in shapes_of(entry)? {
             for &size in &file.sizes {
-                cases.push(Case {
-                    name: format!("{prefix}/{}", size_label(size)),
-                    shape,
-                    size,
-                    batch: 1,
-                    pace: Pace::Free,
-                });
+                cases.push(Case::free(format!("{prefix}/{}", size_label(size)), shape, size));
             }
         }
     }
@@ -186,31 +255,132 @@ fn parse(text: &str) -> Result<Vec<Case>> {
             for &size in sizes {
                 for &batch in &entry.batches {
                     let name = format!("batch/{prefix}/{}/x{batch}", size_label(size));
-                    cases.push(Case { name, shape, size, batch, pace: Pace::Free });
+                    cases.push(Case { batch, ..Case::free(name, shape, size) });
                 }
             }
         }
     }
     for entry in &file.latency {
         check_timed_sizes("latency", &entry.sizes)?;
-        if entry.rates.is_empty() || entry.rates.iter().any(|&r| !(1..=RATE_MOST).contains(&r)) {
-            bail!("a [[latency]] entry needs rates from 1 to {RATE_MOST} messages per second");
-        }
+        check_rates("latency", &entry.rates)?;
         for &rate in &entry.rates {
-            for &size in &entry.sizes {
-                let name = format!("latency/{}/{}", rate_label(rate), size_label(size));
-                cases.push(Case { name, shape: Shape::Stream, size, batch: 1, pace: Pace::Rate(rate) });
-            }
+            cases.extend(entry.sizes.iter().map(|&size| latency(rate, size)));
         }
     }
     for entry in &file.connect {
         check_timed_sizes("connect", &entry.sizes)?;
         for &size in &entry.sizes {
             let name = format!("connect/{}", size_label(size));
-            cases.push(Case { name, shape: Shape::Stream, size, batch: 1, pace: Pace::Connect });
+            cases.push(Case { pace: Pace::Connect, ..Case::free(name, Shape::Stream, size) });
+        }
+    }
+    for entry in &file.slow {
+        check_sizes(&entry.sizes)?;
+        for delivery in &entry.delivery {
+            let lossy = lossy(delivery)?;
+            for (&subscribers, &slow) in
+                entry.subscribers.iter().flat_map(|n| entry.slow.iter().map(move |k| (n, k)))
+            {
+                check_slow(subscribers, slow)?;
+                cases.extend(entry.sizes.iter().map(|&size| slow_broadcast(lossy, subscribers, slow, size)));
+            }
+        }
+    }
+    for entry in &file.pairs {
+        check_sizes(&entry.sizes)?;
+        for pattern in &entry.patterns {
+            let round_trip = match pattern.as_str() {
+                "stream" => false,
+                "stream-rtt" => true,
+                other => bail!("pairs of {other:?}: pairs are of stream or stream-rtt"),
+            };
+            for &n in &entry.pairs {
+                check_count("pairs", n, PAIRS_MOST)?;
+                cases.extend(entry.sizes.iter().map(|&size| pairs(n, round_trip, size)));
+            }
+        }
+    }
+    for entry in &file.fanout_latency {
+        check_timed_sizes("fanout-latency", &entry.sizes)?;
+        check_rates("fanout-latency", &entry.rates)?;
+        for &rate in &entry.rates {
+            for &subscribers in &entry.subscribers {
+                check_count("subscribers", subscribers, SUBSCRIBERS_MOST)?;
+                cases.extend(entry.sizes.iter().map(|&size| fanout_latency(rate, subscribers, size)));
+            }
         }
     }
     Ok(cases)
+}
+
+/// The most subscribers a broadcast may have: each is a process, and a run opens every one.
+pub const SUBSCRIBERS_MOST: usize = 256;
+/// The most pairs a pairs case may have.
+pub const PAIRS_MOST: usize = 64;
+
+fn check_count(what: &str, n: usize, most: usize) -> Result<()> {
+    if !(1..=most).contains(&n) {
+        bail!("{n} {what}: from 1 to {most}");
+    }
+    Ok(())
+}
+
+fn check_slow(subscribers: usize, slow: usize) -> Result<()> {
+    check_count("subscribers", subscribers, SUBSCRIBERS_MOST)?;
+    if slow == 0 || slow >= subscribers {
+        bail!("{slow} slow of {subscribers} subscribers: at least one slow, and at least one not");
+    }
+    Ok(())
+}
+
+fn check_rates(kind: &str, rates: &[u64]) -> Result<()> {
+    if rates.is_empty() || rates.iter().any(|&r| !(1..=RATE_MOST).contains(&r)) {
+        bail!("a [[{kind}]] entry needs rates from 1 to {RATE_MOST} messages per second");
+    }
+    Ok(())
+}
+
+fn lossy(delivery: &str) -> Result<bool> {
+    match delivery {
+        "lossless" => Ok(false),
+        "lossy" => Ok(true),
+        other => bail!("broadcast delivery {other:?}: lossless or lossy"),
+    }
+}
+
+fn delivery_label(lossy: bool) -> &'static str {
+    if lossy { "lossy" } else { "lossless" }
+}
+
+/// `broadcast/lossless/8sub/16B`.
+fn broadcast(lossy: bool, subscribers: usize, size: usize) -> Case {
+    let name = format!("broadcast/{}/{subscribers}sub/{}", delivery_label(lossy), size_label(size));
+    Case::free(name, Shape::Broadcast { lossy, subscribers }, size)
+}
+
+/// `broadcast/lossy/4sub-1slow/16B`.
+fn slow_broadcast(lossy: bool, subscribers: usize, slow: usize, size: usize) -> Case {
+    let name =
+        format!("broadcast/{}/{subscribers}sub-{slow}slow/{}", delivery_label(lossy), size_label(size));
+    Case { slow, ..Case::free(name, Shape::Broadcast { lossy, subscribers }, size) }
+}
+
+/// `pairs/2/stream/16B`, `pairs/4/stream-rtt/16B`.
+fn pairs(n: usize, round_trip: bool, size: usize) -> Case {
+    let (what, shape) = if round_trip { ("stream-rtt", Shape::RoundTrip) } else { ("stream", Shape::Stream) };
+    Case { pairs: Some(n), ..Case::free(format!("pairs/{n}/{what}/{}", size_label(size)), shape, size) }
+}
+
+/// `latency/100k/16B`.
+fn latency(rate: u64, size: usize) -> Case {
+    let name = format!("latency/{}/{}", rate_label(rate), size_label(size));
+    Case { pace: Pace::Rate(rate), ..Case::free(name, Shape::Stream, size) }
+}
+
+/// `fanout-latency/10k/8sub/16B`: lossless, every subscriber timed.
+fn fanout_latency(rate: u64, subscribers: usize, size: usize) -> Case {
+    let name = format!("fanout-latency/{}/{subscribers}sub/{}", rate_label(rate), size_label(size));
+    Case { pace: Pace::Rate(rate), ..Case::free(name, Shape::Broadcast { lossy: false, subscribers }, size) }
 }
 
 /// The smallest message of a latency or connect case: a header and the instant it carries.
@@ -298,13 +468,7 @@ pub fn sweep(sizes: &[usize]) -> Result<Vec<Case>> {
     let mut cases = Vec::new();
     for (prefix, shape) in [("stream", Shape::Stream), ("stream-rtt", Shape::RoundTrip)] {
         for &size in sizes {
-            let case = Case {
-                name: format!("{prefix}/{}", size_label(size)),
-                shape,
-                size,
-                batch: 1,
-                pace: Pace::Free,
-            };
+            let case = Case::free(format!("{prefix}/{}", size_label(size)), shape, size);
             if !cases.contains(&case) {
                 cases.push(case);
             }
@@ -313,18 +477,77 @@ pub fn sweep(sizes: &[usize]) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// A stream or round trip of any size, by its name (`stream/4KiB`, `stream-rtt/24B`): a size
-/// sweep's cases, and any such case a user names. Only the canonical label is a name.
-pub fn sized(name: &str) -> Option<Case> {
-    let (prefix, label) = name.rsplit_once('/')?;
-    if !matches!(prefix, "stream" | "stream-rtt") || label.contains(['*', '?']) {
+/// A rate sweep's default rates (`sweep --rates`): from a thousand to ten million a second.
+pub const SWEEP_RATES: [u64; 7] = [1_000, 10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000];
+
+/// A rate sweep: the latency case at each rate, at each size, each once.
+pub fn rate_sweep(rates: &[u64], sizes: &[usize]) -> Result<Vec<Case>> {
+    check_rates("latency", rates)?;
+    check_timed_sizes("latency", sizes)?;
+    let mut cases: Vec<Case> = Vec::new();
+    for &rate in rates {
+        for &size in sizes {
+            let case = latency(rate, size);
+            if !cases.contains(&case) {
+                cases.push(case);
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// A rate as a user writes it: `1000`, `1k`, `300k`, `1M`.
+pub fn parse_rate(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let (digits, scale) = match t.strip_suffix('k') {
+        Some(d) => (d, 1_000),
+        None => t.strip_suffix('M').map_or((t, 1), |d| (d, 1_000_000)),
+    };
+    let rate =
+        digits.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)).ok_or_else(|| {
+            anyhow::anyhow!("rate {text:?}: write messages per second as 1000, 1k, 300k or 1M")
+        })?;
+    check_rates("latency", &[rate]).map_err(|_| {
+        anyhow::anyhow!("rate {text:?}: rates go from 1 to {} messages per second", rate_label(RATE_MOST))
+    })?;
+    Ok(rate)
+}
+
+/// A case of the open families by its name, at any size, count or rate: `stream/4KiB`,
+/// `broadcast/lossy/64sub/16B`, `broadcast/lossless/8sub-2slow/1KiB`, `pairs/3/stream-rtt/16B`,
+/// `latency/300k/16B`, `fanout-latency/1k/8sub/16B`. Only the canonical name is one (`4KiB`, not
+/// `4096B`); a glob or a count out of bounds is none.
+pub fn named(name: &str) -> Option<Case> {
+    if name.contains(['*', '?']) {
         return None;
     }
-    let size = parse_size(label).ok()?;
-    if size_label(size) != label {
-        return None;
-    }
-    sweep(&[size]).ok()?.into_iter().find(|c| c.name == name)
+    let size = |label: &str| parse_size(label).ok();
+    let timed = |label: &str| size(label).filter(|&s| s >= TIMED_SMALLEST);
+    let rate = |label: &str| parse_rate(label).ok();
+    let count = |text: &str, most: usize| text.parse().ok().filter(|n| (1..=most).contains(n));
+    let subscribers = |text: &str| count(text.strip_suffix("sub")?, SUBSCRIBERS_MOST);
+    let parts: Vec<&str> = name.split('/').collect();
+    let case = match parts[..] {
+        ["stream", s] => sweep(&[size(s)?]).ok()?.swap_remove(0),
+        ["stream-rtt", s] => sweep(&[size(s)?]).ok()?.swap_remove(1),
+        ["broadcast", d, n, s] => {
+            let lossy = lossy(d).ok()?;
+            match n.split_once('-') {
+                None => broadcast(lossy, subscribers(n)?, size(s)?),
+                Some((n, k)) => {
+                    let (n, k) = (subscribers(n)?, count(k.strip_suffix("slow")?, SUBSCRIBERS_MOST)?);
+                    check_slow(n, k).ok()?;
+                    slow_broadcast(lossy, n, k, size(s)?)
+                }
+            }
+        }
+        ["pairs", n, "stream", s] => pairs(count(n, PAIRS_MOST)?, false, size(s)?),
+        ["pairs", n, "stream-rtt", s] => pairs(count(n, PAIRS_MOST)?, true, size(s)?),
+        ["latency", r, s] => latency(rate(r)?, timed(s)?),
+        ["fanout-latency", r, n, s] => fanout_latency(rate(r)?, subscribers(n)?, timed(s)?),
+        _ => return None,
+    };
+    (case.name == name).then_some(case)
 }
 
 /// An entry's variants: (name prefix, shape).
@@ -335,12 +558,9 @@ fn shapes_of(entry: &CaseEntry) -> Result<Vec<(String, Shape)>> {
         "stream-rtt" => shapes.push(("stream-rtt".to_string(), Shape::RoundTrip)),
         "broadcast" => {
             for delivery in &entry.delivery {
-                let lossy = match delivery.as_str() {
-                    "lossless" => false,
-                    "lossy" => true,
-                    other => bail!("broadcast delivery {other:?}: lossless or lossy"),
-                };
+                let lossy = lossy(delivery)?;
                 for &subscribers in &entry.subscribers {
+                    check_count("subscribers", subscribers, SUBSCRIBERS_MOST)?;
                     shapes.push((
                         format!("broadcast/{delivery}/{subscribers}sub"),
                         Shape::Broadcast { lossy, subscribers },
@@ -399,7 +619,7 @@ pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
     for w in wanted {
         let hits: Vec<&Case> = all.iter().filter(|c| glob_match(w, &c.name)).collect();
         if hits.is_empty()
-            && let Some(case) = sized(w)
+            && let Some(case) = named(w)
         {
             if !chosen.contains(&case) {
                 chosen.push(case);
@@ -409,8 +629,8 @@ pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
         if hits.is_empty() {
             let near = near_matches(w, all.iter().map(|c| c.name.as_str()));
             let hint = if near.is_empty() {
-                "`ipcbench list` shows every case; a stream or round trip takes any size, as \
-                 stream/4KiB"
+                "`ipcbench list` shows every case; a stream, round trip, broadcast, pair or latency \
+                 case takes any size, count or rate, as stream/4KiB or broadcast/lossy/64sub/16B"
                     .to_string()
             } else {
                 format!("did you mean {}? (`ipcbench list` shows every case)", near.join(", "))
@@ -473,9 +693,11 @@ mod tests {
         );
         let latency: Vec<&String> = names.iter().filter(|n| n.starts_with("latency/")).collect();
         assert_eq!(latency, ["latency/1k/16B", "latency/100k/16B", "latency/1M/16B"]);
-        assert_eq!(names.last().unwrap(), "connect/16B");
+        assert!(names.iter().any(|n| n == "connect/16B"));
+        assert!(names.iter().any(|n| n == "broadcast/lossy/32sub/1KiB"));
+        assert_eq!(names.last().unwrap(), "fanout-latency/10k/32sub/16B");
         assert_eq!(find("connect/16B").unwrap().pattern(), Pattern::Connect);
-        assert_eq!(names.len(), 22 + 8 + 3 + 1);
+        assert_eq!(names.len(), 38 + 8 + 3 + 1 + 2 + 6 + 6);
         let l = find("latency/100k/16B").unwrap();
         assert_eq!(
             (l.shape, l.pace, l.pattern(), l.column()),
@@ -507,19 +729,21 @@ mod tests {
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
         assert_eq!(
-            sized("stream-rtt/24B").unwrap(),
+            named("stream-rtt/24B").unwrap(),
             Case {
                 name: "stream-rtt/24B".into(),
                 shape: Shape::RoundTrip,
                 size: 24,
                 batch: 1,
-                pace: Pace::Free
+                pace: Pace::Free,
+                pairs: None,
+                slow: 0,
             }
         );
         assert_eq!(find("stream/4KiB").unwrap().size, 4096);
         assert_eq!(find("stream/16B").unwrap(), matrix()[0]);
         for bad in ["stream/4096B", "stream/4B", "queue/1x1/4KiB", "stream/128MiB", "stream/4kb"] {
-            assert!(sized(bad).is_none(), "{bad}");
+            assert!(named(bad).is_none(), "{bad}");
         }
         assert!(select(&matrix(), &["stream/4B".into()]).is_err());
         assert_eq!(parse_size(" 4KiB").unwrap(), 4096);
@@ -527,6 +751,96 @@ mod tests {
         assert!(parse_size("7").unwrap_err().to_string().contains("from 8 bytes"));
         assert!(parse_size("4kb").unwrap_err().to_string().contains("4KiB"));
         assert!(parse_size("1GiB").is_err());
+    }
+
+    /// The open families take any count, size or rate by name, each name built as the matrix
+    /// builds its own; a count out of bounds, a name not canonical, a mistyped one are refused,
+    /// the last with a near match.
+    #[test]
+    fn the_open_families_take_any_count_by_name() {
+        let c = find("broadcast/lossy/64sub/4KiB").unwrap();
+        assert_eq!(
+            (c.shape, c.size, c.pattern()),
+            (Shape::Broadcast { lossy: true, subscribers: 64 }, 4096, Pattern::Broadcast)
+        );
+        let slow = find("broadcast/lossless/8sub-2slow/16B").unwrap();
+        assert_eq!(
+            (slow.slow, slow.pattern(), slow.column()),
+            (2, Pattern::SlowSubscriber, Column::BroadcastLossless)
+        );
+        assert_eq!((0..8).filter(|&i| slow.is_slow(i)).collect::<Vec<_>>(), [6, 7]);
+        let p = find("pairs/3/stream-rtt/1KiB").unwrap();
+        assert_eq!((p.pairs, p.shape, p.pattern()), (Some(3), Shape::RoundTrip, Pattern::Pairs));
+        assert_eq!(
+            p.roles(),
+            [
+                (Role::Echo, 0),
+                (Role::Pinger, 0),
+                (Role::Echo, 1),
+                (Role::Pinger, 1),
+                (Role::Echo, 2),
+                (Role::Pinger, 2)
+            ]
+        );
+        let l = find("latency/300k/16B").unwrap();
+        assert_eq!((l.pace, l.pattern()), (Pace::Rate(300_000), Pattern::Latency));
+        let f = find("fanout-latency/1k/8sub/16B").unwrap();
+        assert_eq!(
+            (f.pace, f.shape, f.pattern(), f.column()),
+            (
+                Pace::Rate(1000),
+                Shape::Broadcast { lossy: false, subscribers: 8 },
+                Pattern::FanoutLatency,
+                Column::BroadcastLossless
+            )
+        );
+        // Each family's matrix cases read back by name as the same case.
+        for case in matrix().into_iter().filter(|c| c.batch == 1 && c.pace != Pace::Connect) {
+            assert!(
+                case.name.starts_with("queue/")
+                    || case.name.starts_with("service/")
+                    || named(&case.name) == Some(case.clone()),
+                "{}",
+                case.name
+            );
+        }
+        for bad in [
+            "broadcast/lossy/0sub/16B",
+            "broadcast/lossy/257sub/16B",
+            "broadcast/lossy/08sub/16B",
+            "broadcast/lossless/4sub-4slow/16B",
+            "broadcast/lossless/4sub-0slow/16B",
+            "broadcast/sometimes/4sub/16B",
+            "pairs/0/stream/16B",
+            "pairs/65/stream/16B",
+            "pairs/2/queue/16B",
+            "latency/1000/16B",
+            "latency/1k/8B",
+            "latency/20M/16B",
+            "fanout-latency/1k/8sub/8B",
+        ] {
+            assert!(named(bad).is_none(), "{bad}");
+        }
+        for (typo, near) in [
+            ("broadcast/lossless/4sub-1slw/16B", "broadcast/lossless/4sub-1slow/16B"),
+            ("pairs/2/streem/16B", "pairs/2/stream/16B"),
+            ("fanout-latncy/10k/8sub/16B", "fanout-latency/10k/8sub/16B"),
+            ("broadcast/losless/32sub/16B", "broadcast/lossless/32sub/16B"),
+        ] {
+            let e = select(&matrix(), &[typo.into()]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("did you mean {near}")) || e.contains(&format!(", {near}")),
+                "{typo}: {e}"
+            );
+        }
+        assert_eq!(parse_rate("300k").unwrap(), 300_000);
+        assert_eq!(parse_rate("3M").unwrap(), 3_000_000);
+        assert!(parse_rate("20M").unwrap_err().to_string().contains("from 1 to 10M"));
+        assert!(parse_rate("fast").unwrap_err().to_string().contains("1k, 300k or 1M"));
+        let sweep: Vec<String> =
+            rate_sweep(&SWEEP_RATES, &[16]).unwrap().into_iter().map(|c| c.name).collect();
+        assert_eq!(sweep.first().unwrap(), "latency/1k/16B");
+        assert_eq!(sweep.last().unwrap(), "latency/10M/16B");
     }
 
     #[test]

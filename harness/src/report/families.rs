@@ -21,14 +21,20 @@ pub enum Family {
     Batches,
     Latency,
     Connect,
+    SlowSubscriber,
+    Pairs,
+    FanoutLatency,
 }
 
 impl Family {
-    pub const ALL: [Family; 7] = [
+    pub const ALL: [Family; 10] = [
         Family::Streams,
         Family::Broadcasts,
+        Family::SlowSubscriber,
+        Family::FanoutLatency,
         Family::Queues,
         Family::Services,
+        Family::Pairs,
         Family::Batches,
         Family::Latency,
         Family::Connect,
@@ -47,6 +53,9 @@ impl Family {
             Pattern::Service => Family::Services,
             Pattern::Latency => Family::Latency,
             Pattern::Connect => Family::Connect,
+            Pattern::SlowSubscriber => Family::SlowSubscriber,
+            Pattern::Pairs => Family::Pairs,
+            Pattern::FanoutLatency => Family::FanoutLatency,
         }
     }
 
@@ -59,6 +68,9 @@ impl Family {
             Family::Batches => "Batch calls",
             Family::Latency => "Latency at a fixed rate",
             Family::Connect => "Connection set-up",
+            Family::SlowSubscriber => "A slow subscriber",
+            Family::Pairs => "Pairs side by side",
+            Family::FanoutLatency => "Latency to many subscribers",
         }
     }
 
@@ -72,6 +84,9 @@ impl Family {
             Family::Batches => "batches",
             Family::Latency => "latency",
             Family::Connect => "connect",
+            Family::SlowSubscriber => "slow",
+            Family::Pairs => "pairs",
+            Family::FanoutLatency => "fanout-latency",
         }
     }
 
@@ -84,9 +99,29 @@ impl Family {
                  each message from its own buffer and the receiver ends with it in its own."
             }
             Family::Broadcasts => {
-                "One publisher and 1 or 4 subscribers, every subscriber receiving every message: the slowest \
-                 subscriber's rate. Lossless: a subscriber behind holds the publisher back; lossy: it loses \
-                 messages instead (the share lost beside the rate)."
+                "One publisher and 1 to 32 subscribers, every subscriber receiving every message: the slowest \
+                 subscriber's rate, and how much slower it was than the fastest (the subscribers' spread). \
+                 Lossless: a subscriber behind holds the publisher back; lossy: it loses messages instead (the \
+                 share lost beside the rate). Past one subscriber this machine's 2 cores are oversubscribed (*): \
+                 subscribers take turns on the cores, and the waiting mode, where a subscriber sleeps until \
+                 woken, is the one that means what it would on a machine with a core per process."
+            }
+            Family::SlowSubscriber => {
+                "A broadcast to 4 subscribers, one of which spends a fixed time on each message (a busy wait, \
+                 --slow-work, 10 µs by default). Lossless: how far the slow one holds back the publisher and \
+                 the others (their rate falls to its); lossy: whether the others keep their rate and lose no \
+                 more than it does, the isolation a lossy broadcast promises."
+            }
+            Family::Pairs => {
+                "1, 2 or 4 independent sender-receiver pairs of one library at once, each on channels of its \
+                 own: every pair's rate together, the worst pair's, and (round trips) the worst pair's p50. \
+                 With more processes than cores (*) the pairs share them; on a machine with a core per process \
+                 the total would grow with the pairs unless the library shares something between them."
+            }
+            Family::FanoutLatency => {
+                "A publisher on a fixed schedule (10 k messages a second) and 1 to 32 subscribers, lossless: \
+                 each subscriber times each message from its due time; the p50 and p99 are over every \
+                 subscriber's messages together (each subscriber's own p50 and p99 are in the results file)."
             }
             Family::Queues => {
                 "Producers and consumers, each message to exactly one consumer (1 × 1 and 4 × 4): every \
@@ -227,14 +262,19 @@ pub fn table(view: &View, family: Family) -> FamilyTable {
 /// marks and reasons.
 fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure, &str), first: bool) -> Row {
     let pattern = view.pattern(case).expect("the case is in the view");
+    // A share (lost, a spread) reads in percent, none is a figure, and it ranks nothing.
+    let share = m.is_share();
     let value = |lib: &str, s: usize| -> Option<(f64, &CaseResult)> {
         let r = view.result(case, lib, s).filter(|r| r.status == Status::Ok)?;
-        m.get(r.median.as_ref()?).filter(|v| *v > 0.0).map(|v| (v, r))
+        m.get(r.median.as_ref()?).filter(|v| *v > 0.0 || share).map(|v| (v, r))
     };
     let values: Vec<f64> = view.columns.iter().filter_map(|(lib, s)| value(lib, *s).map(|x| x.0)).collect();
     let time = !m.higher_is_better();
-    let (unit, divisor) =
-        unit(time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service);
+    let (unit, divisor) = if share {
+        ("%", 0.01)
+    } else {
+        unit(time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service)
+    };
     // The best of each machine: the least time, the greatest rate.
     // The row's values on one machine: what each cell's ratio to the best is taken over.
     let row = |s: usize| {
@@ -258,7 +298,7 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure
                 }
                 Cell::Value {
                     text,
-                    ratio: analysis::standings::ratio_to_best(v, row(*s), !time),
+                    ratio: if share { 1.0 } else { analysis::standings::ratio_to_best(v, row(*s), !time) },
                     rank: if first { analysis::rank(r, view.row(case, *s)) } else { None },
                     marks: if first { marks(r) } else { String::new() },
                 }

@@ -11,7 +11,7 @@ use super::families::{self, Family, FamilyTable};
 use super::faq::{Answer, Questions};
 use super::model::{self, Table};
 use super::plot::{Chart, Place};
-use super::{cost, floor, sizes, spectrum, summary, tables};
+use super::{cost, floor, scaling, sizes, spectrum, summary, tables};
 use crate::results::LibraryRecord;
 
 /// A report, ready for any format.
@@ -104,6 +104,9 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         let reasons = Block::Reasons(std::mem::take(&mut t.notes));
         let mut blocks =
             vec![at(Place::Family(f)), Block::Family(t), Block::Method(f.method().into()), reasons];
+        if charts.iter().any(|c| c.place == Place::Scaling(f)) {
+            blocks.extend([Block::Note(scaling::SCALING.into()), at(Place::Scaling(f))]);
+        }
         if charts.iter().any(|c| c.place == Place::Spectrum(f)) {
             blocks.extend([Block::Note(spectrum::SPECTRA.into()), at(Place::Spectrum(f))]);
         }

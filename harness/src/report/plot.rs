@@ -49,6 +49,8 @@ pub enum Place {
     Cost,
     /// A timed case's percentile spectrum (`spectrum`), under its family's table.
     Spectrum(Family),
+    /// A family's figures against a count (`scaling`), under its table.
+    Scaling(Family),
     /// Figures against message size (`sizes`).
     Sizes,
     /// The host's probes across a run (`timeline`), under the machines table.
@@ -60,7 +62,7 @@ impl Place {
     pub fn title(self) -> &'static str {
         match self {
             Place::Placing => "Where each library stands",
-            Place::Family(f) | Place::Spectrum(f) => f.title(),
+            Place::Family(f) | Place::Spectrum(f) | Place::Scaling(f) => f.title(),
             Place::Modes => "Waiting against polling",
             Place::Cost => "What each figure costs",
             Place::Sizes => "Across message sizes",

@@ -42,6 +42,21 @@ pub struct Figures {
     /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_share: Option<f64>,
+    /// A lossy broadcast to several subscribers: how much slower the slowest (not slow)
+    /// subscriber was than the fastest, as a share of the fastest's rate (a lossless one's
+    /// subscribers all receive every message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribers_spread: Option<f64>,
+    /// A slow-subscriber case: the slowest slow subscriber's rate, and (lossy) its share lost;
+    /// `msgs_per_s` and `lost_share` are then the other subscribers'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_msgs_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_lost_share: Option<f64>,
+    /// A pairs case: the rate of its slowest pair (`msgs_per_s` is every pair's together, and
+    /// `p50_ns` this pair's round trip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_msgs_per_s: Option<f64>,
     /// Cores busy: the CPU seconds per second of every role's process, added up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores_busy: Option<f64>,
@@ -54,7 +69,7 @@ pub struct Figures {
 }
 
 /// How many optional figures a `Figures` has: all but the rate.
-pub const OPTIONAL: usize = 15;
+pub const OPTIONAL: usize = 19;
 
 impl Figures {
     /// Every optional figure with its name (its key in the results file), in the schema's
@@ -73,6 +88,10 @@ impl Figures {
             ("late_p99_ns", self.late_p99_ns),
             ("open_p50_ns", self.open_p50_ns),
             ("lost_share", self.lost_share),
+            ("subscribers_spread", self.subscribers_spread),
+            ("slow_msgs_per_s", self.slow_msgs_per_s),
+            ("slow_lost_share", self.slow_lost_share),
+            ("worst_msgs_per_s", self.worst_msgs_per_s),
             ("cores_busy", self.cores_busy),
             ("cpu_ns_per_msg", self.cpu_ns_per_msg),
             ("peak_rss_bytes", self.peak_rss_bytes),
@@ -94,6 +113,10 @@ impl Figures {
             &mut self.late_p99_ns,
             &mut self.open_p50_ns,
             &mut self.lost_share,
+            &mut self.subscribers_spread,
+            &mut self.slow_msgs_per_s,
+            &mut self.slow_lost_share,
+            &mut self.worst_msgs_per_s,
             &mut self.cores_busy,
             &mut self.cpu_ns_per_msg,
             &mut self.peak_rss_bytes,
@@ -129,16 +152,27 @@ pub enum Measure {
     MsgsPerS,
     P50Ns,
     P99Ns,
+    P999Ns,
     P9999Ns,
     MaxNs,
     CpuNsPerMsg,
     LostShare,
+    CoresBusy,
+    SubscribersSpread,
+    SlowMsgsPerS,
+    SlowLostShare,
+    WorstMsgsPerS,
 }
 
 impl Measure {
     /// A rate is better higher; a time or a cost, lower.
     pub fn higher_is_better(self) -> bool {
-        self == Measure::MsgsPerS
+        matches!(self, Measure::MsgsPerS | Measure::SlowMsgsPerS | Measure::WorstMsgsPerS)
+    }
+
+    /// A share of messages (lost, a spread), not a rate or a time.
+    pub fn is_share(self) -> bool {
+        matches!(self, Measure::LostShare | Measure::SubscribersSpread | Measure::SlowLostShare)
     }
 
     pub fn get(self, f: &Figures) -> Option<f64> {
@@ -146,10 +180,16 @@ impl Measure {
             Measure::MsgsPerS => Some(f.msgs_per_s),
             Measure::P50Ns => f.p50_ns,
             Measure::P99Ns => f.p99_ns,
+            Measure::P999Ns => f.p999_ns,
             Measure::P9999Ns => f.p9999_ns,
             Measure::MaxNs => f.max_ns,
             Measure::CpuNsPerMsg => f.cpu_ns_per_msg,
             Measure::LostShare => f.lost_share,
+            Measure::CoresBusy => f.cores_busy,
+            Measure::SubscribersSpread => f.subscribers_spread,
+            Measure::SlowMsgsPerS => f.slow_msgs_per_s,
+            Measure::SlowLostShare => f.slow_lost_share,
+            Measure::WorstMsgsPerS => f.worst_msgs_per_s,
         }
     }
 
@@ -158,10 +198,16 @@ impl Measure {
             Measure::MsgsPerS => "rate",
             Measure::P50Ns => "p50",
             Measure::P99Ns => "p99",
+            Measure::P999Ns => "p99.9",
             Measure::P9999Ns => "p99.99",
             Measure::MaxNs => "max",
             Measure::CpuNsPerMsg => "CPU/msg",
             Measure::LostShare => "lost",
+            Measure::CoresBusy => "cores busy",
+            Measure::SubscribersSpread => "subscribers' spread",
+            Measure::SlowMsgsPerS => "slow's rate",
+            Measure::SlowLostShare => "slow's loss",
+            Measure::WorstMsgsPerS => "worst pair's rate",
         }
     }
 }

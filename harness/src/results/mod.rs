@@ -22,7 +22,7 @@ pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
-pub use settings::{AutoRuns, DEFAULT_CONNECTS, Order, Pin, RunConfig, Settings};
+pub use settings::{AutoRuns, DEFAULT_CONNECTS, DEFAULT_SLOW_WORK, Order, Pin, RunConfig, Settings};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -517,7 +517,10 @@ mod tests {
         let ids: Vec<&str> = doc.libraries.iter().map(|l| l.id.as_str()).collect();
         assert_eq!(ids, crate::registry::ids(), "every library built in");
         let ok: Vec<&CaseResult> = doc.results.iter().filter(|r| r.status == Status::Ok).collect();
-        for pattern in crate::matrix::matrix().iter().map(|c| c.pattern()) {
+        // The families of issue 30 came after this run; the republished reference run (issue 32)
+        // holds them, and this list goes.
+        let later = [Pattern::SlowSubscriber, Pattern::Pairs, Pattern::FanoutLatency];
+        for pattern in crate::matrix::matrix().iter().map(|c| c.pattern()).filter(|p| !later.contains(p)) {
             assert!(ok.iter().any(|r| r.pattern == pattern), "{pattern} measured");
         }
         for r in &ok {

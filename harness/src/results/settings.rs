@@ -42,6 +42,27 @@ pub struct RunConfig {
     /// `--pin`: how each role's process was placed on the CPUs; absent: where the scheduler put it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
+    /// `--slow-work`: what each slow subscriber spent on each message; written when it is not
+    /// the default (so a file from before reads and writes back the same).
+    #[serde(
+        rename = "slow_work_s",
+        with = "seconds",
+        default = "default_slow_work",
+        skip_serializing_if = "is_default_slow_work"
+    )]
+    pub slow_work: Duration,
+}
+
+/// `--slow-work` by default (`options` says "10us"): at most a hundred thousand messages a
+/// second, below every broadcast's rate here, so the slow subscriber is the slowest.
+pub const DEFAULT_SLOW_WORK: Duration = Duration::from_micros(10);
+
+fn default_slow_work() -> Duration {
+    DEFAULT_SLOW_WORK
+}
+
+fn is_default_slow_work(d: &Duration) -> bool {
+    *d == DEFAULT_SLOW_WORK
 }
 
 /// `--connects` by default, and in a file written before connect cases were.

@@ -140,8 +140,48 @@ pub fn shows(pattern: Pattern) -> Shows {
             line: Line::RoundTrip,
         },
         Pattern::Broadcast => Shows {
+            rows: &[(MsgsPerS, "rate"), (SubscribersSpread, "subscribers' spread")],
             panels: &[RATE, Panel { measure: LostShare, label: "lossy: share lost (%)", unit: percent }],
             ..rate_only(Title::AfterFamily("the slowest subscriber's messages per second"))
+        },
+        Pattern::SlowSubscriber => Shows {
+            rows: &[
+                (MsgsPerS, "the others' rate"),
+                (SlowMsgsPerS, "the slow one's rate"),
+                (SlowLostShare, "the slow one's loss"),
+            ],
+            compared: &[MsgsPerS, SlowMsgsPerS, CpuNsPerMsg],
+            panels: &[
+                Panel { measure: MsgsPerS, label: "the others' M msg/s", unit: mega },
+                Panel { measure: SlowMsgsPerS, label: "the slow one's M msg/s", unit: mega },
+            ],
+            ..rate_only(Title::AfterFamily(
+                "the other subscribers' messages per second, beside the slow one's",
+            ))
+        },
+        Pattern::Pairs => Shows {
+            rows: &[
+                (MsgsPerS, "total rate"),
+                (WorstMsgsPerS, "worst pair's rate"),
+                (P50Ns, "worst pair's p50"),
+            ],
+            compared: &[MsgsPerS, WorstMsgsPerS, CpuNsPerMsg],
+            panels: &[RATE, Panel { measure: WorstMsgsPerS, label: "worst pair's M msg/s", unit: mega }],
+            ..rate_only(Title::AfterFamily("every pair's messages per second together"))
+        },
+        Pattern::FanoutLatency => Shows {
+            rows: &[(P50Ns, "p50"), (P99Ns, "p99"), (MaxNs, "max")],
+            compared: &[P50Ns, P99Ns, CpuNsPerMsg],
+            chart: Title::AfterFamily(
+                "p50 one way to every subscriber, from each message's due time (lower is better)",
+            ),
+            panels: &[
+                Panel { measure: P50Ns, label: "p50 one way (µs)", unit: micro },
+                Panel { measure: P99Ns, label: "p99 one way (µs)", unit: micro },
+            ],
+            floors_on: Some(0),
+            copy_floor: false,
+            line: Line::Spectrum,
         },
         Pattern::Queue => rate_only(Title::AfterFamily("every consumer's messages per second together")),
         Pattern::Service => Shows {

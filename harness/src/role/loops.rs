@@ -246,6 +246,35 @@ impl Check for Lossy {
     }
 }
 
+/// A slow subscriber: after its check, spends a fixed time on each message, a busy wait on the
+/// clock (the work a slow consumer does; a sleep would hand the core to the others).
+pub struct Slow<C> {
+    inner: C,
+    work_ns: u64,
+}
+
+impl<C> Slow<C> {
+    pub fn new(inner: C, work: std::time::Duration) -> Slow<C> {
+        Slow { inner, work_ns: work.as_nanos() as u64 }
+    }
+}
+
+impl<C: Check> Check for Slow<C> {
+    #[inline(always)]
+    fn see(&mut self, h: Header, got: &mut Receiving) -> Result<()> {
+        self.inner.see(h, got)?;
+        let until = message::now_ns() + self.work_ns;
+        while message::now_ns() < until {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    fn finish(self, report: &mut RoleReport) -> Result<()> {
+        self.inner.finish(report)
+    }
+}
+
 /// Why a message from the one sender of a stream or broadcast is not the one expected.
 #[cold]
 fn out_of_order(h: Header, expected: u64, gaps: &str) -> anyhow::Error {

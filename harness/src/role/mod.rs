@@ -21,8 +21,8 @@ use crate::machine;
 use crate::matrix::{self, Pace, Role};
 use crate::results::RoleReport;
 use loops::{
-    Lossy, Ordered, Tally, Window, batch_receive_loop, batch_send_loop, call_loop, echo_loop, receive_loop,
-    send_loop,
+    Lossy, Ordered, Slow, Tally, Window, batch_receive_loop, batch_send_loop, call_loop, echo_loop,
+    receive_loop, send_loop,
 };
 use taken::Taken;
 
@@ -60,6 +60,9 @@ pub struct ChildArgs {
     /// `--pin`: the CPU to run on, set before the endpoint opens.
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// A slow subscriber: what it spends on each message, a busy wait.
+    #[arg(long = "slow-work-ns", value_parser = nanos)]
+    pub slow_work: Option<Duration>,
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -95,6 +98,7 @@ impl ChildArgs {
         .chain(self.connects.map(|n| ("--connects", n.to_string())))
         .chain(self.attempt.map(|k| ("--attempt", k.to_string())))
         .chain(self.cpu.map(|c| ("--cpu", c.to_string())))
+        .chain(self.slow_work.map(|d| ("--slow-work-ns", ns(d))))
         .flat_map(|(flag, value)| [flag.to_string(), value])
         .collect()
     }
@@ -115,12 +119,15 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
             )
         })?;
     }
+    // A pair is a stream of its own: to its library, every pair is the only one (its own name
+    // and directory, from the driver).
+    let index = if case.pairs.is_some() { 0 } else { args.index };
     let setup = Setup {
         name: &args.name,
         dir: &args.dir,
         size: case.size,
         shape: case.shape,
-        index: args.index,
+        index,
         mode: args.mode,
         timeout: args.setup_timeout,
         batch: case.batch,
@@ -136,7 +143,7 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
         Pace::Free => {}
     }
     let size = case.size;
-    let me = args.index as u32;
+    let me = index as u32;
     let report = match args.role {
         Role::Sender => {
             lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, size, me, w, r))
@@ -149,12 +156,20 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
         }
         Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _, r| echo_loop(ep, size, r)),
         Role::Publisher => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, size, me, w, r)),
-        Role::Subscriber => match case.shape {
-            Shape::Broadcast { lossy: true, .. } => {
-                lead(L::subscriber(&setup), args, |rx, _, r| receive_loop(rx, size, Lossy::default(), r))
+        Role::Subscriber => {
+            let lossy = matches!(case.shape, Shape::Broadcast { lossy: true, .. });
+            let sub = || L::subscriber(&setup);
+            match (lossy, args.slow_work) {
+                (true, None) => lead(sub(), args, |rx, _, r| receive_loop(rx, size, Lossy::default(), r)),
+                (false, None) => lead(sub(), args, |rx, _, r| receive_loop(rx, size, Ordered::default(), r)),
+                (true, Some(work)) => {
+                    lead(sub(), args, |rx, _, r| receive_loop(rx, size, Slow::new(Lossy::default(), work), r))
+                }
+                (false, Some(work)) => lead(sub(), args, |rx, _, r| {
+                    receive_loop(rx, size, Slow::new(Ordered::default(), work), r)
+                }),
             }
-            _ => lead(L::subscriber(&setup), args, |rx, _, r| receive_loop(rx, size, Ordered::default(), r)),
-        },
+        }
         Role::Producer => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, size, me, w, r)),
         Role::Consumer => {
             let producers = match case.shape {
@@ -190,8 +205,8 @@ fn run_batch<L: Library>(args: &ChildArgs, setup: &Setup, case: &str) -> Result<
     }
 }
 
-/// A latency case (a stream at a fixed rate): the sender keeps its schedule, the receiver times
-/// each message from its due time.
+/// A latency case (a stream or a lossless broadcast at a fixed rate): the sender keeps its
+/// schedule, each receiver times each message from its due time.
 fn run_paced<L: Library>(args: &ChildArgs, setup: &Setup, rate: u64) -> Result<()> {
     let (size, me) = (setup.size, args.index as u32);
     match args.role {
@@ -203,6 +218,14 @@ fn run_paced<L: Library>(args: &ChildArgs, setup: &Setup, rate: u64) -> Result<(
         }
         Role::Receiver => {
             lead(L::stream(setup, Side::Accept), args, |rx, _, r| paced::timed_receive_loop(rx, size, r))
+        }
+        Role::Publisher => {
+            let opened = L::publisher(setup);
+            let margin = paced::spin_margin();
+            lead(opened, args, |tx, w, r| paced::paced_send_loop(tx, size, me, rate, margin, w, r))
+        }
+        Role::Subscriber => {
+            lead(L::subscriber(setup), args, |rx, _, r| paced::timed_receive_loop(rx, size, r))
         }
         other => bail!("a {} in the latency case {}", other.as_str(), args.case),
     }
@@ -318,6 +341,7 @@ mod tests {
             connects: Some(20),
             attempt: Some(3),
             cpu: Some(1),
+            slow_work: Some(Duration::from_micros(10)),
         };
         let line = std::iter::once("child".to_string()).chain(args.to_args());
         assert_eq!(Line::try_parse_from(line).unwrap().args, args);

@@ -13,9 +13,10 @@ use crate::registry;
 
 /// The longest path a Unix socket may have (`sun_path` less its NUL).
 const SUN_PATH: usize = 107;
-/// The most a trial adds to the run directory's path for a socket: `/t<trial>/` and the
-/// adapter's file name (`Setup::socket_path`: `zmq-subscriber3`, `server.sock`, ...).
-const LONGEST_SOCKET_TAIL: usize = 9 + 25;
+/// The most a trial adds to the run directory's path for a socket: `/t<trial>/`, a pair's
+/// `p<i>/` (`matrix::PAIRS_MOST` pairs) and the adapter's file name (`Setup::socket_path`:
+/// `zmq-subscriber3`, `server.sock`, ...).
+const LONGEST_SOCKET_TAIL: usize = 9 + 4 + 25;
 
 /// This run's directory of sockets and files, and the lock that says it is alive; removed when
 /// the run ends, however it ends (a SIGKILL aside: then the next run removes it).

@@ -21,6 +21,16 @@ use crate::results::{Failure, RoleReport, RunRecord};
 use crate::role::connect::attempt_name;
 use crate::role::{ChildArgs, message};
 
+/// The name pair `i` of a pairs case opens its channels under.
+fn pair_name(trial: &str, i: usize) -> String {
+    format!("{trial}-p{i}")
+}
+
+/// Pair `i`'s directory, in the trial's (its sockets' paths: `dir::LONGEST_SOCKET_TAIL`).
+fn pair_dir(trial_dir: &Path, i: usize) -> std::path::PathBuf {
+    trial_dir.join(format!("p{i}"))
+}
+
 /// How a reason marks a process the kernel shows stopped.
 const STOPPED: &str = " (stopped: SIGSTOP or a debugger)";
 
@@ -61,7 +71,10 @@ enum Stage {
 impl Trial<'_> {
     pub fn run(&self) -> Result<RunRecord, TrialError> {
         let trial_dir = self.ctx.dir.join(format!("t{}", self.number));
-        let mut names = vec![self.name()];
+        let mut names = match self.case.pairs {
+            Some(n) => (0..n).map(|i| pair_name(&self.name(), i)).collect(),
+            None => vec![self.name()],
+        };
         if self.case.pace == Pace::Connect {
             names.extend((0..self.ctx.opts.config.connects as usize).map(|k| attempt_name(&self.name(), k)));
         }
@@ -70,7 +83,7 @@ impl Trial<'_> {
             self.case.shape,
             self.case.size,
             self.ctx.opts.config.buffer,
-        );
+        ) * self.case.pairs.unwrap_or(1) as u64;
         dir::check_shared_memory(&names, need).map_err(|e| TrialError::Failed(Failure::Machine, e))?;
         // Written before any child starts, removed when this drops: the children are gone by
         // then (`run_in`'s `Children` is dropped first), whatever ended the trial.
@@ -88,14 +101,20 @@ impl Trial<'_> {
     /// What the driver tells child `role` `index` of this trial.
     pub(super) fn child_args(&self, role: Role, index: usize, trial_dir: &Path) -> ChildArgs {
         let opts = self.ctx.opts;
+        // Each pair of a pairs case has a name and a directory of its own.
+        let (name, dir) = match self.case.pairs {
+            Some(_) => (pair_name(&self.name(), index), pair_dir(trial_dir, index)),
+            None => (self.name(), trial_dir.to_path_buf()),
+        };
+        let slow = role == Role::Subscriber && self.case.is_slow(index);
         ChildArgs {
             library: self.library.into(),
             case: self.case.name.clone(),
             role,
             index,
             mode: self.mode,
-            name: self.name(),
-            dir: trial_dir.to_path_buf(),
+            name,
+            dir,
             warmup: opts.config.warmup,
             duration: opts.config.duration,
             setup_timeout: opts.config.setup_timeout,
@@ -106,6 +125,7 @@ impl Trial<'_> {
                 let i = self.case.roles().iter().position(|r| *r == (role, index))?;
                 pin.cpu(&self.ctx.cpus, i)
             }),
+            slow_work: slow.then_some(opts.config.slow_work),
         }
     }
 
@@ -128,6 +148,15 @@ impl Trial<'_> {
         })?;
         if self.case.pace == Pace::Connect {
             return self.connect_in(&exe, trial_dir);
+        }
+        for i in 0..self.case.pairs.unwrap_or(0) {
+            let dir = pair_dir(trial_dir, i);
+            std::fs::create_dir(&dir).map_err(|e| {
+                TrialError::Failed(
+                    Failure::Machine,
+                    format!("creating pair {i}'s directory {}: {e}", dir.display()),
+                )
+            })?;
         }
         let (tx, events) = mpsc::channel();
         let mut children = Children { procs: Vec::new() };
