@@ -68,6 +68,7 @@ impl Library for MyLib {
                 queue: Support::No("no channel shared among readers"),
                 service: Support::No("no request-reply"),
                 batch: Support::No("no call moves several messages"),
+                most_subscribers: None,
             },
             requests: Requests::ToOneServer,
             largest_message: None,

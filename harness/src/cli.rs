@@ -46,9 +46,14 @@ pub enum Command {
     },
     /// Runs a stream and a round trip at each of a list of message sizes, as ipc-bench does.
     Sweep {
-        /// Sizes, comma-separated: 64, 4KiB, 1MiB (default: 8 B to 64 KiB, powers of two).
+        /// Sizes, comma-separated: 64, 4KiB, 1MiB (default: 8 B to 64 KiB, powers of two; with
+        /// --rates, 16 B).
         #[arg(long)]
         sizes: Option<String>,
+        /// Instead of sizes, offered rates: the latency family at each (1k,10k,100k,300k,1M,3M,10M
+        /// when given no list), for the load curve and each library's sustainable rate.
+        #[arg(long, num_args = 0..=1, default_missing_value = "1k,10k,100k,300k,1M,3M,10M", value_name = "RATES")]
+        rates: Option<String>,
         #[command(flatten)]
         measure: Measure,
     },
@@ -145,8 +150,11 @@ pub fn main() -> ExitCode {
         Command::Run { cases, resume: None, measure } => {
             measure_cases(measure.options(matrix::select(&matrix::matrix(), &cases)), None)
         }
-        Command::Sweep { sizes: list, measure } => {
+        Command::Sweep { sizes: list, rates: None, measure } => {
             measure_cases(measure.options(options::sizes(list.as_deref())), None)
+        }
+        Command::Sweep { sizes: list, rates: Some(rates), measure } => {
+            measure_cases(measure.options(options::rates(&rates, list.as_deref())), None)
         }
         Command::Report { files, out, versus, subject } => match report_of(&files, out, &versus, subject) {
             Ok(()) => ExitCode::SUCCESS,

@@ -325,6 +325,23 @@ pub fn sizes(text: Option<&str>) -> Result<Vec<Case>> {
     matrix::sweep(&sizes)
 }
 
+/// `sweep --rates 1k,100k,1M [--sizes 16,1KiB]`: the latency case at each rate and size (16 B
+/// unless --sizes says).
+pub fn rates(text: &str, sizes: Option<&str>) -> Result<Vec<Case>> {
+    let rates = text
+        .split(',')
+        .map(|r| matrix::parse_rate(r).map_err(|e| anyhow!("--rates: {e}")))
+        .collect::<Result<Vec<_>>>()?;
+    let sizes = match sizes {
+        None => vec![matrix::TIMED_SMALLEST],
+        Some(t) => t
+            .split(',')
+            .map(|s| matrix::parse_size(s).map_err(|e| anyhow!("--sizes: {e}")))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    matrix::rate_sweep(&rates, &sizes).map_err(|e| anyhow!("sweep --rates: {e}"))
+}
+
 /// `10%`: a percentage from 0% to 100% as a share (0.10); `example` shows the form.
 pub fn percent(text: &str, example: &str) -> Result<f64, String> {
     text.strip_suffix('%')

@@ -156,7 +156,6 @@ impl Library for AeronIpc {
         let aeron = connect(setup)?;
         let mut s = Sending::open(&aeron, setup, FORTH)?;
         s._aeron = Some(aeron);
-        s.outlive_subscribers = true;
         let buffer = window(setup, Some(s.term_length()?));
         Ok(Opened::new(s).owning(Some(Box::new(driver))).buffered(buffer))
     }
@@ -334,10 +333,6 @@ pub struct Sending {
     log: Log,
     index: usize,
     timeout: Duration,
-    /// A broadcast's publisher, whose process holds the media driver: its drop waits until every
-    /// subscriber has read to the end marker and gone, for a subscriber's client fails once the
-    /// driver stops (seen with 32 subscribers on 2 cores, a subscriber still behind at the drain).
-    outlive_subscribers: bool,
     _aeron: Option<Aeron>,
 }
 
@@ -380,15 +375,7 @@ impl Sending {
         if block.len() > c.max_message_length() {
             bail!("a block of {} bytes is over the publication's {}", block.len(), c.max_message_length());
         }
-        Ok(Sending {
-            publication,
-            block,
-            log,
-            index: setup.index,
-            timeout: setup.timeout,
-            outlive_subscribers: false,
-            _aeron: None,
-        })
+        Ok(Sending { publication, block, log, index: setup.index, timeout: setup.timeout, _aeron: None })
     }
 
     /// The publication's term length, as its constants say.
@@ -491,11 +478,6 @@ impl Drop for Sending {
         let deadline = Instant::now() + self.timeout;
         if let Err(e) = self.offer_by(&end::marker(self.index), Some(deadline)) {
             eprintln!("aeron: sender {} could not offer its end marker: {e:#}", self.index);
-        }
-        // A subscriber closes its subscription once it has the end marker; the publication is
-        // connected while any is open.
-        while self.outlive_subscribers && self.publication.is_connected() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }

@@ -396,6 +396,26 @@ pub fn interval_width(pattern: Pattern, runs: &[RunRecord]) -> Option<f64> {
 /// A latency result whose sender left more than this share of its schedule unsent fell behind.
 pub const BEHIND: f64 = 0.01;
 
+/// A rate stays sustainable while its p99 is at most this multiple of the p99 at the lowest rate
+/// offered.
+pub const SUSTAINABLE_P99: f64 = 10.0;
+
+/// The sustainable rate of one library in one receive mode across latency cases at several
+/// rates (`points`: each rate offered and that mode's median figures there): the highest rate up
+/// to which, at every rate offered, the sender kept its schedule (behind at most `BEHIND`) and
+/// the p99 stayed within `SUSTAINABLE_P99` times the lowest rate's. None when the lowest rate
+/// already fails, or it has no p99.
+pub fn sustainable(points: &[(u64, Figures)]) -> Option<u64> {
+    let mut points = points.to_vec();
+    points.sort_by_key(|p| p.0);
+    let base = points.first()?.1.p99_ns?;
+    let held = |f: &Figures| {
+        f.behind_share.is_some_and(|b| b <= BEHIND)
+            && f.p99_ns.is_some_and(|p99| p99 <= SUSTAINABLE_P99 * base)
+    };
+    points.iter().take_while(|p| held(&p.1)).last().map(|p| p.0)
+}
+
 /// Whether a latency result's sender fell behind its schedule (`BEHIND`).
 pub fn behind(r: &CaseResult) -> bool {
     r.median.and_then(|f| f.behind_share).is_some_and(|b| b > BEHIND)

@@ -67,12 +67,23 @@ pub fn render(page: &Page, format: &impl Format) -> Result<String> {
 }
 
 /// What the summary table's ratios are, under it.
-fn standing_note() -> String {
-    format!(
+fn standing_note(view: &View) -> String {
+    let mut note = format!(
         "Oversubscribed cases are counted apart: they measure the scheduler as much as the library. The {} \
          is a rate's best over its own, a time's own over the best (1.00×: the best every time).",
         summary::RATIO
-    )
+    );
+    if scaling::sustainable(view).is_some() {
+        note.push_str(&format!(
+            " The {} is the highest offered rate of its latency cases up to which, at every rate, the sender \
+             kept its schedule (at most {} behind) and the p99 stayed within {}× the lowest rate's, in the \
+             better receive mode; a dash: not even the lowest.",
+            summary::SUSTAINABLE,
+            crate::format::whole_percent(crate::analysis::BEHIND),
+            crate::analysis::SUSTAINABLE_P99
+        ));
+    }
+    note
 }
 
 /// A section whose empty blocks (no chart, no reason) are left out.
@@ -93,7 +104,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
     let mut sections = vec![section(
         "standing",
         Place::Placing.title(),
-        vec![at(Place::Placing), Block::Table(summary::table(view)), Block::Note(standing_note())],
+        vec![at(Place::Placing), Block::Table(summary::table(view)), Block::Note(standing_note(view))],
     )];
     for f in Family::ALL {
         let mut t = families::table(view, f);

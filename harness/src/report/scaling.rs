@@ -102,10 +102,13 @@ pub fn placed(case: &Case) -> Option<(String, f64)> {
     Some((parts.join("/"), x))
 }
 
-/// The view's groups of scaling cases: (group, pattern, [(count, case)]) with enough counts,
-/// each group's cases by count.
-pub fn groups(view: &View) -> Vec<(String, Pattern, Vec<(f64, String)>)> {
-    let mut out: Vec<(String, Pattern, Vec<(f64, String)>)> = Vec::new();
+/// A group of cases that differ in one count: its name (the count as `*`), its pattern, and
+/// each (count, case), by count.
+type Group = (String, Pattern, Vec<(f64, String)>);
+
+/// The view's groups of scaling cases with enough counts.
+pub fn groups(view: &View) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
     for case in view.cases.iter().filter_map(|name| matrix::find(name).ok()) {
         let Some((group, x)) = placed(&case) else { continue };
         match out.iter_mut().find(|g| g.0 == group) {
@@ -118,6 +121,33 @@ pub fn groups(view: &View) -> Vec<(String, Pattern, Vec<(f64, String)>)> {
     }
     out.retain(|g| g.2.len() >= LEAST_POINTS);
     out
+}
+
+/// Each column's sustainable rate (`analysis::sustainable`) over the view's latency cases at the
+/// smallest size with enough rates: the better of its receive modes', with that mode. None
+/// where the view has no such cases.
+pub fn sustainable(view: &View) -> Option<Vec<Option<(u64, RecvMode)>>> {
+    let (_, _, cases) = groups(view).into_iter().find(|g| g.1 == Pattern::Latency)?;
+    let per_column = view
+        .columns
+        .iter()
+        .map(|col| {
+            RecvMode::ALL
+                .into_iter()
+                .filter_map(|mode| {
+                    let points: Vec<(u64, Figures)> = cases
+                        .iter()
+                        .filter_map(|(rate, case)| {
+                            let r = view.result(case, &col.0, col.1).filter(|r| r.status == Status::Ok)?;
+                            Some((*rate as u64, r.modes.iter().find(|m| m.mode == mode)?.median?))
+                        })
+                        .collect();
+                    crate::analysis::sustainable(&points).map(|rate| (rate, mode))
+                })
+                .max_by_key(|x| x.0)
+        })
+        .collect();
+    Some(per_column)
 }
 
 /// A line: its label, colour, whether dashed, and its points.

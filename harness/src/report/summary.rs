@@ -20,11 +20,22 @@ pub fn standings(view: &View) -> BTreeMap<(usize, String), Standing> {
 /// figure stands, the better way round (a rate's best over its own, a time's own over the best).
 pub const RATIO: &str = "median ratio to the best of its row";
 
+/// The sustainable rate's column, as the summary and METHOD name it.
+pub const SUSTAINABLE: &str = "sustainable rate";
+
 /// A row per library (and machine): the cases it passed, how often it was the fastest or level
 /// with the fastest (oversubscribed rows counted apart), its median ratio to the best of its
 /// rows, and its median CPU time per message (or call). Most often on top first.
 pub fn table(view: &View) -> Table {
-    let header = ["library", "cases passed", "fastest or level", RATIO, "median CPU per message or call"];
+    let mut header: Vec<String> =
+        ["library", "cases passed", "fastest or level", RATIO, "median CPU per message or call"]
+            .map(String::from)
+            .to_vec();
+    // Where the view has latency at several rates: the highest each library sustained.
+    let sustainable = super::scaling::sustainable(view);
+    if sustainable.is_some() {
+        header.push(SUSTAINABLE.into());
+    }
     let mut rows: Vec<(Standing, Vec<Cell>)> = standings(view)
         .into_iter()
         .map(|((s, lib), st)| {
@@ -35,24 +46,27 @@ pub fn table(view: &View) -> Table {
             let ratio =
                 noise::middle(st.ratios.clone()).map_or("—".into(), |x| format!("{}×", three_digits(x)));
             let cpu = noise::middle(st.cpu_ns.clone()).map_or("not recorded".into(), nanos);
-            let cells = vec![
-                Cell::Text(view.column_label(&(lib, s))),
+            let mut cells = vec![
+                Cell::Text(view.column_label(&(lib.clone(), s))),
                 Cell::Text(st.passed.to_string()),
                 Cell::Text(format!("{} of {}{over}", st.top, st.ran)),
                 Cell::Text(ratio),
                 Cell::Text(cpu),
             ];
+            if let Some(rates) = &sustainable {
+                let at = view.columns.iter().position(|c| c.0 == lib && c.1 == s);
+                cells.push(Cell::Text(match at.and_then(|i| rates[i]) {
+                    Some((rate, mode)) => format!("{}/s ({mode})", crate::matrix::rate_label(rate)),
+                    None => "—".into(),
+                }));
+            }
             (st, cells)
         })
         .collect();
     let share = |st: &Standing| if st.ran == 0 { 0.0 } else { st.top as f64 / st.ran as f64 };
     let mid = |st: &Standing| noise::middle(st.ratios.clone()).unwrap_or(f64::MAX);
     rows.sort_by(|a, b| share(&b.0).total_cmp(&share(&a.0)).then(mid(&a.0).total_cmp(&mid(&b.0))));
-    Table {
-        header: header.map(String::from).to_vec(),
-        rows: rows.into_iter().map(|r| r.1).collect(),
-        notes: Vec::new(),
-    }
+    Table { header, rows: rows.into_iter().map(|r| r.1).collect(), notes: Vec::new() }
 }
 
 #[cfg(test)]

@@ -176,6 +176,10 @@ pub fn timed_receive_loop<R: Rx>(rx: &mut R, size: usize, mut report: RoleReport
     report.receiving = Some(got);
     report.cost = meter.end(None);
     report.latency = histogram::buckets(&hist);
+    if !hist.is_empty() {
+        report.p50_ns = Some(hist.value_at_quantile(0.5));
+        report.p99_ns = Some(hist.value_at_quantile(0.99));
+    }
     Ok(report)
 }
 

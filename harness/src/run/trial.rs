@@ -220,10 +220,13 @@ impl Trial<'_> {
                         return Err(self.protocol(&children, i, &l));
                     };
                     take_report(&mut children.procs[i], json)?;
-                    let senders_done =
-                        children.procs.iter().all(|p| !p.role.is_driving() || p.report.is_some());
-                    if children.procs[i].role.is_driving() && senders_done {
-                        // Every sender is done: owners may now end their channels.
+                    // Every sender is done (and a broadcast's every subscriber, which ends by the
+                    // publisher's end, never by an owner: a publisher that owns what its
+                    // subscribers still read, as Aeron's embedded media driver, outlives them):
+                    // owners may now end their channels.
+                    let broadcast = matches!(self.case.shape, ipcbench_api::Shape::Broadcast { .. });
+                    let done = |p: &Proc| p.report.is_some() || !(p.role.is_driving() || broadcast);
+                    if children.procs.iter().all(done) {
                         for p in &mut children.procs {
                             if let Some(mut s) = p.stdin.take() {
                                 let _ = writeln!(s, "drain");

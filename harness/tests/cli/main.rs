@@ -364,6 +364,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
 }
 
 mod adding_a_library;
+mod bends;
 mod compare;
 mod faults;
 mod host;
