@@ -232,3 +232,27 @@ fn a_result_whose_runs_reach_the_fastest_is_level_and_one_below_is_behind() {
     assert_eq!(rank(&quick, [&quick, &slow]), Some(Rank::Fastest));
     assert_eq!(rank(&slow, [&quick, &slow]), Some(Rank::Behind));
 }
+
+/// The sustainable rate is the last of the rates, from the lowest, at which the sender kept its
+/// schedule and the p99 stayed within its multiple of the lowest rate's; a rate that held
+/// after one that did not is not reached.
+#[test]
+fn the_sustainable_rate_stops_at_the_first_rate_that_did_not_hold() {
+    let at = |behind: f64, p99: f64| Figures {
+        behind_share: Some(behind),
+        p99_ns: Some(p99),
+        ..Figures::default()
+    };
+    let points = [
+        (100_000, at(0.0, 2_000.0)),
+        (1_000, at(0.0, 1_000.0)),
+        (1_000_000, at(0.5, 1_000.0)),
+        (10_000, at(0.005, 9_000.0)),
+        (3_000_000, at(0.0, 1_000.0)),
+    ];
+    assert_eq!(sustainable(&points), Some(100_000));
+    let p99_past = [(1_000, at(0.0, 1_000.0)), (10_000, at(0.0, 10_001.0)), (100_000, at(0.0, 1_000.0))];
+    assert_eq!(sustainable(&p99_past), Some(1_000));
+    assert_eq!(sustainable(&[(1_000, at(0.02, 1_000.0))]), None);
+    assert_eq!(sustainable(&[]), None);
+}
