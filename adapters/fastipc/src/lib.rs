@@ -346,13 +346,30 @@ mod tests {
         });
     }
 
-    /// `Requests::ToOneServer`: the servers share the requests, each answered once.
+    /// `Requests::ToOneServer`: the servers share the requests, each answered once. FastIPC's
+    /// documented defect (README, "Seen here: a server's reply that fails"), a server's `send` reporting
+    /// `FIPC_DISCONNECTED` for a reply it delivered, fails a round now and then (seen once in a
+    /// clean-clone suite): such a round runs once more; any other failure, or the defect twice
+    /// running, fails the test.
     #[test]
     fn a_service_answers_each_request_once_in_each_mode() {
-        in_each_mode::<FastIpc>("fipc-service", Shape::Service { clients: 2, servers: 2 }, |setup| {
-            let answered = testing::service_replies::<FastIpc>(setup, 300);
-            assert_eq!(answered.iter().sum::<u64>(), 600, "{}: {answered:?}", setup.mode);
-        });
+        let round = |label: &str| {
+            in_each_mode::<FastIpc>(label, Shape::Service { clients: 2, servers: 2 }, |setup| {
+                let answered = testing::service_replies::<FastIpc>(setup, 300);
+                assert_eq!(answered.iter().sum::<u64>(), 600, "{}: {answered:?}", setup.mode);
+            })
+        };
+        match std::panic::catch_unwind(|| round("fipc-service")) {
+            Ok(()) => {}
+            Err(e)
+                if e.downcast_ref::<String>()
+                    .is_some_and(|m| m.contains("fipc send") && m.contains("FIPC_DISCONNECTED")) =>
+            {
+                eprintln!("FastIPC's known failed reply (adapters/fastipc/README.md); the round runs again");
+                round("fipc-service-again");
+            }
+            Err(e) => std::panic::resume_unwind(e),
+        }
     }
 
     /// The batch calls: `send_many` of 16 messages, `receive_many` until all are in, in order.
