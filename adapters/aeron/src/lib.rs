@@ -47,6 +47,10 @@ pub struct AeronIpc;
 
 /// Aeron's default IPC term length, set explicitly so that the record is the truth.
 const TERM: usize = 64 << 20;
+/// Aeron's largest message whatever the term (`AERON_FRAME_MAX_MESSAGE_LENGTH`,
+/// aeron_udp_protocol.h); below it a message may be an eighth of the term
+/// (`aeron_compute_max_message_length`).
+const LARGEST_MESSAGE: usize = 16 << 20;
 /// Fragments one poll may take: one message per receive.
 const FRAGMENT_LIMIT: usize = 1;
 const CHANNEL: &std::ffi::CStr = c"aeron:ipc";
@@ -68,9 +72,9 @@ impl Library for AeronIpc {
 
     /// Each publication's log (three terms and a page of metadata) in the driver's directory,
     /// and the driver's own files (its command-and-control file and loss report, about 4 MiB).
-    fn shared_memory(shape: Shape, _size: usize, buffer: Option<usize>) -> u64 {
+    fn shared_memory(shape: Shape, size: usize, buffer: Option<usize>) -> u64 {
         let publications = if shape == Shape::RoundTrip { 2 } else { 1 };
-        publications * (3 * term_of(buffer) as u64 + 4096) + (4 << 20)
+        publications * (3 * term_of(buffer, size) as u64 + 4096) + (4 << 20)
     }
 
     fn info() -> LibraryInfo {
@@ -97,14 +101,16 @@ impl Library for AeronIpc {
             },
             requests: Requests::ToOneServer,
             largest_message: Some((
-                TERM / 8,
-                "an eighth of the term buffer (64 MiB here), Aeron's largest message".into(),
+                LARGEST_MESSAGE,
+                "Aeron's largest message (AERON_FRAME_MAX_MESSAGE_LENGTH); the adapter makes the term at \
+                 least eight messages long, as a message may be at most an eighth of it"
+                    .into(),
             )),
             configuration: vec![
                 ("media driver", "embedded in the sender's process, on a thread of its own".into()),
                 ("threading mode", "AERON_THREADING_MODE_SHARED (one driver agent)".into()),
                 ("conductor idle strategy", "backoff (Aeron's default: spins, yields, then sleeps)".into()),
-                ("IPC term buffer length (bytes)", TERM.to_string()),
+                ("IPC term buffer length (bytes)", format!("{TERM}, or eight messages where more")),
                 ("fragment limit", format!("{FRAGMENT_LIMIT}; in the batch cases, the batch (16 or 64)")),
                 ("channel", "aeron:ipc, exclusive publications".into()),
                 ("driver directory", "/dev/shm/<trial name>-aeron, deleted on start and on shutdown".into()),
@@ -204,13 +210,15 @@ impl Drop for Backoff {
 unsafe impl Send for Backoff {}
 
 /// The IPC term length: `--buffer` rounded up to a power of two within Aeron's bounds (64 KiB
-/// to 1 GiB), or `TERM`.
+/// to 1 GiB), or `TERM`; and at least eight of the case's messages, since Aeron refuses a
+/// message longer than an eighth of its term (128 MiB for 16 MiB messages).
 fn term(setup: &Setup) -> usize {
-    term_of(setup.buffer)
+    term_of(setup.buffer, setup.size)
 }
 
-fn term_of(buffer: Option<usize>) -> usize {
-    buffer.map_or(TERM, |b| b.next_power_of_two().clamp(64 << 10, 1 << 30))
+fn term_of(buffer: Option<usize>, size: usize) -> usize {
+    let asked = buffer.map_or(TERM, |b| b.next_power_of_two().clamp(64 << 10, 1 << 30));
+    asked.max((size * 8).next_power_of_two()).min(1 << 30)
 }
 
 /// What an IPC publication lets a sender run ahead of its slowest subscriber: its window, half
@@ -219,8 +227,10 @@ fn term_of(buffer: Option<usize>) -> usize {
 fn window(setup: &Setup, read: Option<usize>) -> Buffer {
     let term = read.unwrap_or_else(|| term(setup));
     let why = match setup.buffer {
+        None if term > TERM => "eight messages, more than the adapter's term".to_string(),
         None => "the adapter's term".to_string(),
         Some(b) if b == term => "--buffer".to_string(),
+        Some(b) if term > term_of(Some(b), 0) => format!("--buffer {b} raised to eight messages"),
         Some(b) => format!("--buffer {b} made a power of two from 64 KiB"),
     };
     let back = if read.is_some() { ", read back" } else { ", set by the sender's driver" };

@@ -57,8 +57,11 @@ unsafe extern "C" {
     fn ipcb_mq_remove(name: *const c_char) -> c_int;
 }
 
-/// Messages each queue holds: a fixed depth, recorded, whatever the message size.
+/// Messages each queue holds: a fixed depth, recorded, up to `DEPTH_BYTES` of them.
 pub const DEPTH: usize = 1024;
+/// The most a queue holds by default: a message_queue preallocates its whole depth in /dev/shm,
+/// so 1024 messages of 16 MiB would ask for 16 GiB. 64 MiB keeps 1024 messages up to 64 KiB.
+pub const DEPTH_BYTES: usize = 64 << 20;
 
 /// Boost.Interprocess `message_queue`.
 pub struct Boost;
@@ -84,7 +87,7 @@ impl Library for Boost {
 
     /// A queue each way: `max_num_msg` slots of the message size and a few words of index each.
     fn shared_memory(shape: Shape, size: usize, buffer: Option<usize>) -> u64 {
-        let depth = buffer.map_or(DEPTH, |b| (b / size.max(1)).max(1));
+        let depth = depth_of(size, buffer);
         let queues = if shape == Shape::RoundTrip { 2 } else { 1 };
         queues * (depth * (size + 32)) as u64
     }
@@ -116,7 +119,10 @@ impl Library for Boost {
             requests: Requests::ToOneServer,
             largest_message: None,
             configuration: vec![
-                ("depth (max_num_msg)", DEPTH.to_string()),
+                (
+                    "depth (max_num_msg)",
+                    format!("{DEPTH}, or {} MiB of messages where fewer (at least 4)", DEPTH_BYTES >> 20),
+                ),
                 ("max_msg_size", "the case's message size".into()),
                 ("priority", "0 for every message: first in, first out".into()),
                 ("headers", "the system's (Debian libboost-dev), compiled into a C++17 shim".into()),
@@ -226,9 +232,14 @@ struct Queue {
 // SAFETY: a message_queue handle may be used from any thread; each is used by one at a time.
 unsafe impl Send for Queue {}
 
-/// Messages each queue holds: `--buffer` in messages, or `DEPTH`.
+/// Messages each queue holds: `--buffer` in messages, or `DEPTH` up to `DEPTH_BYTES` (at least 4).
 fn depth(setup: &Setup) -> usize {
-    setup.buffer_messages().unwrap_or(DEPTH)
+    depth_of(setup.size, setup.buffer)
+}
+
+fn depth_of(size: usize, buffer: Option<usize>) -> usize {
+    let size = size.max(1);
+    buffer.map_or(DEPTH.min(DEPTH_BYTES / size).max(4), |b| (b / size).max(1))
 }
 
 impl Queue {

@@ -98,12 +98,10 @@ impl Library for ShmRing {
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,
-            largest_message: Some((
-                RING_BYTES / 2,
-                format!("the control's ring of {} KiB holds two slots at least", RING_BYTES >> 10),
-            )),
+            // Messages longer than half the ring get a ring of two slots of their size.
+            largest_message: None,
             configuration: vec![
-                ("ring (bytes of slots each way)", RING_BYTES.to_string()),
+                ("ring (bytes of slots each way)", format!("{RING_BYTES}, or two slots where more")),
                 ("slots", "the ring's bytes / the case's size, rounded down to a power of two".into()),
                 ("slot", "an 8-byte sequence word, then the message rounded up to 8 bytes".into()),
                 (

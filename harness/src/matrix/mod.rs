@@ -282,9 +282,10 @@ pub fn parse_bytes(text: &str) -> Result<usize> {
     n.checked_mul(scale).ok_or_else(|| anyhow::anyhow!("size {text:?} is too large"))
 }
 
-/// A size sweep's default sizes, as ipc-bench sweeps them: 8 B to 64 KiB, powers of two.
+/// A size sweep's default sizes: 8 B to 64 KiB, powers of two, as ipc-bench sweeps them, then
+/// 1, 4 and 16 MiB, messages larger than most libraries' rings.
 pub fn sweep_sizes() -> Vec<usize> {
-    (3..=16).map(|p| 1usize << p).collect()
+    (3..=16).chain([20, 22, 24]).map(|p| 1usize << p).collect()
 }
 
 /// A size sweep: every stream, then every round trip, at each size.

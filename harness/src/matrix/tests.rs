@@ -70,7 +70,7 @@ fn globs_and_near_matches() {
 #[test]
 fn a_sweep_names_streams_and_round_trips_of_any_size() {
     let sizes = sweep_sizes();
-    assert_eq!((sizes[0], *sizes.last().unwrap(), sizes.len()), (8, 65536, 14));
+    assert_eq!((sizes[0], sizes[13], *sizes.last().unwrap(), sizes.len()), (8, 65536, 16 << 20, 17));
     let cases = sweep(&[8, 65536, 8]).unwrap();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["stream/8B", "stream/64KiB", "stream-rtt/8B", "stream-rtt/64KiB"]);
