@@ -68,6 +68,7 @@ impl Library for MyLib {
                 queue: Support::No("no channel shared among readers"),
                 service: Support::No("no request-reply"),
                 batch: Support::No("no call moves several messages"),
+                loan: Support::No("no call lends the library's memory"),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

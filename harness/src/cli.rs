@@ -326,6 +326,7 @@ mod tests {
             "order" => "interleaved",
             "pin" => "same-core",
             "lib" => "uds",
+            "transfer" => "copy,loan",
             "fault" => "kill:window:receiving",
             _ => "1",
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use ipcbench_api::LibraryInfo;
+use ipcbench_api::{LibraryInfo, Transfer};
 
 use crate::fault::Fault;
 use crate::machine::Machine;
@@ -153,6 +153,11 @@ struct Config {
     /// What a slow subscriber spends on each message, a busy wait (the broadcast/*sub-*slow cases).
     #[arg(long, default_value = "10us", value_parser = duration)]
     slow_work: Duration,
+    /// How messages travel: copy (through each role's own buffers, the tables' figure), loan
+    /// (the library's in-place calls on both ends: loan/stream/64KiB, streams and round trips
+    /// only), or copy,loan for both side by side.
+    #[arg(long, default_value = "copy", value_name = "copy,loan", value_parser = transfers)]
+    transfer: Transfers,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true, value_parser = Fault::parse)]
     fault: Option<Fault>,
@@ -169,6 +174,18 @@ fn runs(text: &str) -> Result<Runs, String> {
     match text {
         "auto" => Ok(Runs::Auto),
         t => t.parse().map(Runs::Fixed).map_err(|_| "a whole number, or auto".into()),
+    }
+}
+
+/// `--transfer`: copy, loan, or both.
+#[derive(Clone, Debug)]
+struct Transfers(Vec<Transfer>);
+
+fn transfers(text: &str) -> Result<Transfers, String> {
+    let all: Option<Vec<Transfer>> = text.split(',').map(|t| Transfer::parse(t.trim())).collect();
+    match all {
+        Some(all) if !all.is_empty() => Ok(Transfers(all)),
+        _ => Err("copy, loan, or copy,loan".into()),
     }
 }
 
@@ -214,6 +231,7 @@ impl Measure {
             connects,
             pin,
             slow_work,
+            transfer,
         } = self.config;
         let (runs, runs_auto) = match runs {
             Runs::Auto => (
@@ -243,7 +261,7 @@ impl Measure {
         };
         check(&config)?;
         Ok(Options {
-            cases: cases?,
+            cases: matrix::with_transfers(cases?, &transfer.0)?,
             libraries: registry::select(lib.as_deref())?,
             config,
             out,

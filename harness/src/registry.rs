@@ -18,6 +18,8 @@ pub struct Entry {
     pub remove_leftovers: fn(&str) -> Vec<String>,
     /// The `/dev/shm` a trial of a shape, size and buffer fills, about.
     pub shared_memory: fn(ipcbench_api::Shape, usize, Option<usize>) -> u64,
+    /// The longest message its loan mode lends memory for, and why.
+    pub largest_loan: fn(ipcbench_api::Shape, Option<usize>) -> Option<(usize, String)>,
 }
 
 /// The entry of library `L`.
@@ -27,6 +29,7 @@ pub const fn entry<L: Library>() -> Entry {
         run_child: role::run::<L>,
         remove_leftovers: L::remove_leftovers,
         shared_memory: L::shared_memory,
+        largest_loan: L::largest_loan,
     }
 }
 
@@ -101,6 +104,11 @@ pub fn remove_leftovers(id: &str, trial: &str) -> Vec<String> {
 }
 
 /// About how much of `/dev/shm` a trial of library `id` fills.
+/// The longest message library `id` lends memory for in this shape, and why (`None`: no limit).
+pub fn largest_loan(id: &str, shape: ipcbench_api::Shape, buffer: Option<usize>) -> Option<(usize, String)> {
+    find(id).ok().and_then(|(e, _)| (e.largest_loan)(shape, buffer))
+}
+
 pub fn shared_memory(id: &str, shape: ipcbench_api::Shape, size: usize, buffer: Option<usize>) -> u64 {
     find(id).map(|(e, _)| (e.shared_memory)(shape, size, buffer)).unwrap_or(0)
 }

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow, bail};
 use ipcbench_api::end::{self, Ends};
 use ipcbench_api::{
-    Batch, Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup,
-    Shape, Side, Support, Tx, Unsupported, retry_until,
+    Batch, Buffer, Capabilities, Library, LibraryInfo, Loaned, Opened, Pair, Received, RecvMode, Requests,
+    Rx, Setup, Shape, Side, Support, Tx, Unsupported, over_loan, retry_until,
 };
 use rusteron_media_driver::bindings::aeron_threading_mode_enum;
 use rusteron_media_driver::{
@@ -51,6 +51,9 @@ const TERM: usize = 64 << 20;
 /// aeron_udp_protocol.h); below it a message may be an eighth of the term
 /// (`aeron_compute_max_message_length`).
 const LARGEST_MESSAGE: usize = 16 << 20;
+/// Aeron's default IPC MTU (`AERON_IPC_MTU_LENGTH_DEFAULT`, aeron_driver_context.c), which the
+/// adapter leaves as it is: a frame's length, header included.
+const IPC_MTU: usize = 1408;
 /// Fragments one poll may take: one message per receive.
 const FRAGMENT_LIMIT: usize = 1;
 const CHANNEL: &std::ffi::CStr = c"aeron:ipc";
@@ -77,6 +80,16 @@ impl Library for AeronIpc {
         publications * (3 * term_of(buffer, size) as u64 + 4096) + (4 << 20)
     }
 
+    /// `try_claim` takes one frame: the IPC MTU (Aeron's default) less the frame's header.
+    fn largest_loan(_shape: Shape, _buffer: Option<usize>) -> Option<(usize, String)> {
+        Some((
+            IPC_MTU - FRAME_HEADER,
+            format!(
+                "try_claim takes one frame, the IPC MTU ({IPC_MTU} bytes, Aeron's default) less its {FRAME_HEADER}-byte header"
+            ),
+        ))
+    }
+
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "aeron",
@@ -97,6 +110,9 @@ impl Library for AeronIpc {
                 queue: Support::No("no work queue: every subscription receives every message"),
                 service: Support::No("no request-reply"),
                 batch: Support::Yes("offer_block of pre-formatted frames; polls with a fragment limit"),
+                loan: Support::Yes(
+                    "try_claim / commit, and a poll whose handler reads the fragment in the term",
+                ),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,
@@ -341,6 +357,8 @@ pub struct Sending {
     /// The batch cases' block of frames for `offer_block`, and what its headers need.
     block: Vec<u8>,
     log: Log,
+    /// The most `try_claim` takes: one frame, the MTU less its header (the constants').
+    max_payload: usize,
     index: usize,
     timeout: Duration,
     _aeron: Option<Aeron>,
@@ -385,7 +403,16 @@ impl Sending {
         if block.len() > c.max_message_length() {
             bail!("a block of {} bytes is over the publication's {}", block.len(), c.max_message_length());
         }
-        Ok(Sending { publication, block, log, index: setup.index, timeout: setup.timeout, _aeron: None })
+        let max_payload = c.max_payload_length();
+        Ok(Sending {
+            publication,
+            block,
+            log,
+            max_payload,
+            index: setup.index,
+            timeout: setup.timeout,
+            _aeron: None,
+        })
     }
 
     /// The publication's term length, as its constants say.
@@ -435,6 +462,32 @@ impl Tx for Sending {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
         self.offer_by(message, None)
+    }
+
+    /// `try_claim` of one frame in the term, written in place, then `commit`.
+    #[inline]
+    fn send_loaned<W: FnOnce(&mut [u8])>(&mut self, len: usize, write: W) -> Result<()> {
+        if len > self.max_payload {
+            return Err(over_loan(
+                len,
+                self.max_payload,
+                "Aeron's try_claim (one frame: the MTU less its header)",
+            ));
+        }
+        let mut claim = loop {
+            match self.publication.try_claim_owned(len) {
+                Ok(claim) => break claim,
+                Err(
+                    AeronOfferError::BackPressured
+                    | AeronOfferError::AdminAction
+                    | AeronOfferError::NotConnected,
+                ) => std::hint::spin_loop(),
+                Err(e) => bail!("try_claim of {len} bytes: {e:?}"),
+            }
+        };
+        write(&mut claim.data()[..len]);
+        claim.commit().map_err(|e| anyhow!("committing a claim of {len} bytes: {e:?}"))?;
+        Ok(())
     }
 
     /// `offer_block` of the messages as a block of data frames that the adapter formats: each
@@ -572,6 +625,47 @@ impl Rx for Receiving {
         }
     }
 
+    /// One poll of one fragment, read by `read` where it lies in the term (a loan case's messages
+    /// fit one frame; an end marker ends the stream).
+    #[inline]
+    fn recv_loaned<T, F: FnOnce(&[u8]) -> T>(&mut self, read: F) -> Result<Loaned<T>> {
+        let mut read = Some(read);
+        loop {
+            let (size, ends) = (self.size, &mut self.ends);
+            let (mut out, mut marker, mut wrong) = (None, None, None);
+            let fragments = self
+                .subscription
+                .poll_fn(
+                    |data: &[u8], _| {
+                        if data.len() == size
+                            && let Some(read) = read.take()
+                        {
+                            out = Some(read(data));
+                        } else if end::is_marker(data.len()) {
+                            marker = Some(ends.see(data));
+                        } else {
+                            wrong = Some(data.len());
+                        }
+                    },
+                    FRAGMENT_LIMIT,
+                )
+                .map_err(|e| anyhow!("poll: {e:?}"))?;
+            if let Some(len) = wrong {
+                bail!("a fragment of {len} bytes arrived; a loan case's messages are one frame of {size}");
+            }
+            if let Some(out) = out {
+                return Ok(Loaned::Message(out));
+            }
+            if let Some(all) = marker {
+                return Ok(if all? { Loaned::Closed } else { Loaned::Empty });
+            }
+            match &mut self.idle {
+                Some(idle) => idle.idle(fragments),
+                None => return Ok(Loaned::Empty),
+            }
+        }
+    }
+
     /// One poll with a fragment limit of the batch: each fragment (one frame of `offer_block`,
     /// whose length the check below validates) copied to its place in `buf`.
     #[inline]
@@ -641,6 +735,16 @@ mod tests {
         testing::in_each_mode::<AeronIpc>("aeron-stream", Shape::Stream, |setup| {
             testing::stream_delivers::<AeronIpc>(&Setup { size: 64, ..*setup }, 5000, || {});
         });
+    }
+
+    /// The loan mode: every byte written in place arrives, read in place, on a stream and in
+    /// round trips echoed in place; the loan's limit is the library's.
+    #[test]
+    fn messages_written_and_read_in_place_arrive_whole_in_each_mode() {
+        testing::in_each_mode::<AeronIpc>("aeron-loan", Shape::Stream, |setup| {
+            testing::loans::<AeronIpc>(&Setup { size: 1024, ..*setup }, 300);
+        });
+        assert_eq!(AeronIpc::largest_loan(Shape::Stream, None).unwrap().0, 1376);
     }
 
     #[test]

@@ -72,10 +72,63 @@ pub enum Batch {
     Closed,
 }
 
+/// How a message travels between the caller and the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transfer {
+    /// The comparison's method: the sender's own buffer is copied in (`Tx::send`), and the
+    /// receiver ends with the message in its own (`Rx::recv`).
+    Copy,
+    /// The library's in-place calls on both ends: the sender writes into memory the library
+    /// lends (`Tx::send_loaned`), the receiver reads the message where it lies
+    /// (`Rx::recv_loaned`).
+    Loan,
+}
+
+impl Transfer {
+    pub const ALL: [Transfer; 2] = [Transfer::Copy, Transfer::Loan];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transfer::Copy => "copy",
+            Transfer::Loan => "loan",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Transfer> {
+        Transfer::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+impl fmt::Display for Transfer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one in-place receive brought: as [`Received`], with what the caller's reader made of
+/// the message while the library held it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loaned<T> {
+    /// A whole message was there; the reader saw all of it, in place, and returned this.
+    Message(T),
+    Empty,
+    Lost(u64),
+    Closed,
+}
+
 /// Sends one whole message from the caller's buffer, waiting for room if the channel is full.
 /// Every message of a case is `Setup::size` bytes long.
 pub trait Tx {
     fn send(&mut self, message: &[u8]) -> Result<()>;
+
+    /// The loan mode (`Transfer::Loan`): waits for room, lends `len` bytes of the library's own
+    /// memory to `write`, which writes the whole message there, then sends it. Only asked of a
+    /// library whose capability table says it lends memory, and never of a message over its
+    /// `Library::largest_loan`; a library never falls back to copying here.
+    fn send_loaned<W: FnOnce(&mut [u8])>(&mut self, len: usize, write: W) -> Result<()> {
+        let _ = (len, write);
+        bail!("this library lends no memory to write a message in")
+    }
 
     /// The batch cases (`Setup::batch` > 1): sends the `messages.len() / size` messages of `size`
     /// bytes that lie back to back in `messages`, with one of the library's batch calls. Only
@@ -84,6 +137,11 @@ pub trait Tx {
         let _ = (messages, size);
         bail!("this library has no batch send")
     }
+}
+
+/// The error of an endpoint asked, in the loan mode, for a message longer than the library lends.
+pub fn over_loan(len: usize, most: usize, what: &str) -> Error {
+    anyhow!("a loan of {len} bytes, where {what} lends at most {most}: a loan is never copied in pieces")
 }
 
 /// Receives one whole message into the caller's buffer, in the mode the endpoint was opened with.
@@ -95,6 +153,21 @@ pub trait Rx {
     fn recv_batch(&mut self, buf: &mut [u8], size: usize) -> Result<Batch> {
         let _ = (buf, size);
         bail!("this library has no batch receive")
+    }
+
+    /// The loan mode: receives one message where the library keeps it, in the endpoint's mode;
+    /// `read` sees the whole message in place before the library has its memory back.
+    fn recv_loaned<T, F: FnOnce(&[u8]) -> T>(&mut self, read: F) -> Result<Loaned<T>> {
+        let _ = read;
+        bail!("this library lends no memory to read a message in")
+    }
+
+    /// The loan mode's echo (a round trip's, on an endpoint that also sends): receives a request
+    /// in place, lends a reply of the same length, lets `answer` write the reply from the
+    /// request, sends it, and frees the request.
+    fn echo_loaned<F: FnOnce(&[u8], &mut [u8])>(&mut self, answer: F) -> Result<Received> {
+        let _ = answer;
+        bail!("this library lends no memory to echo a message in")
     }
 }
 
@@ -138,6 +211,8 @@ pub struct Setup<'a> {
     /// This role's index among the processes of the same role (subscriber 2, server 0, ...).
     pub index: usize,
     pub mode: RecvMode,
+    /// Copied through the caller's buffers, or written and read in the library's memory.
+    pub transfer: Transfer,
     /// How long set-up may wait for peers before it fails.
     pub timeout: Duration,
     /// Messages per send and receive call: 1, or the batch of a batch case (`Tx::send_batch`).
@@ -375,6 +450,9 @@ pub struct Capabilities {
     pub queue: Support,
     pub service: Support,
     pub batch: Support,
+    /// The loan mode (`Transfer::Loan`): the calls that write and read a message in the
+    /// library's own memory, or why it has none.
+    pub loan: Support,
     /// The most subscribers a broadcast takes, where the library has a limit below the
     /// harness's: the count, and the reason shown beside the dash of a broadcast to more.
     pub most_subscribers: Option<(usize, &'static str)>,
@@ -489,6 +567,14 @@ pub trait Library {
         0
     }
 
+    /// The longest message the loan mode lends memory for, in this shape with `--buffer`, and
+    /// why: a longer one is a dash with that reason, never a copy in pieces. `None`: no limit
+    /// below what a case may ask.
+    fn largest_loan(shape: Shape, buffer: Option<usize>) -> Option<(usize, String)> {
+        let _ = (shape, buffer);
+        None
+    }
+
     fn stream(setup: &Setup, side: Side) -> Result<Opened<Self::Stream>> {
         lacks::<Self, _>(setup, side)
     }
@@ -568,9 +654,17 @@ impl<T: Tx, R, K> Tx for Pair<T, R, K> {
             None => bail!("this end of the stream only receives"),
         }
     }
+
+    #[inline]
+    fn send_loaned<W: FnOnce(&mut [u8])>(&mut self, len: usize, write: W) -> Result<()> {
+        match &mut self.tx {
+            Some(tx) => tx.send_loaned(len, write),
+            None => bail!("this end of the stream only receives"),
+        }
+    }
 }
 
-impl<T, R: Rx, K> Rx for Pair<T, R, K> {
+impl<T: Tx, R: Rx, K> Rx for Pair<T, R, K> {
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
         match &mut self.rx {
@@ -584,6 +678,31 @@ impl<T, R: Rx, K> Rx for Pair<T, R, K> {
         match &mut self.rx {
             Some(rx) => rx.recv_batch(buf, size),
             None => bail!("this end of the stream only sends"),
+        }
+    }
+
+    #[inline]
+    fn recv_loaned<X, F: FnOnce(&[u8]) -> X>(&mut self, read: F) -> Result<Loaned<X>> {
+        match &mut self.rx {
+            Some(rx) => rx.recv_loaned(read),
+            None => bail!("this end of the stream only sends"),
+        }
+    }
+
+    /// The request is read in place on the receiving half while the reply is written in place
+    /// on the sending half: the two are separate channels.
+    #[inline]
+    fn echo_loaned<F: FnOnce(&[u8], &mut [u8])>(&mut self, answer: F) -> Result<Received> {
+        let (Some(tx), Some(rx)) = (&mut self.tx, &mut self.rx) else {
+            bail!("an echo needs both halves of the stream");
+        };
+        match rx.recv_loaned(|request| {
+            (request.len(), tx.send_loaned(request.len(), |reply| answer(request, reply)))
+        })? {
+            Loaned::Message((n, sent)) => sent.map(|()| Received::Message(n)),
+            Loaned::Empty => Ok(Received::Empty),
+            Loaned::Lost(n) => Ok(Received::Lost(n)),
+            Loaned::Closed => Ok(Received::Closed),
         }
     }
 }
@@ -607,6 +726,7 @@ mod tests {
             shape,
             index: 1,
             mode,
+            transfer: Transfer::Copy,
             timeout: Duration::from_secs(1),
             batch: 1,
             buffer: None,

@@ -1,7 +1,7 @@
 //! Scenarios an adapter's own tests run against its endpoints, in threads of one process: the
 //! same checks for every library, so each adapter tests what is particular to it.
 
-use crate::{Buffer, Library, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Tx};
+use crate::{Buffer, Library, Loaned, Opened, Received, RecvMode, Rx, Setup, Shape, Side, Transfer, Tx};
 use std::any::Any;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,6 +40,7 @@ impl Scratch {
             shape,
             index: 0,
             mode: RecvMode::Waiting,
+            transfer: Transfer::Copy,
             timeout: Duration::from_secs(5),
             batch: 1,
             buffer: None,
@@ -224,6 +225,88 @@ pub fn round_trips<L: Library>(setup: &Setup, count: u64) {
         let client_owner = client.join().unwrap();
         drop((owner, client_owner));
     });
+}
+
+/// The loan mode (`Transfer::Loan`): `count` messages of `setup.size` bytes written in place
+/// on a stream, each byte of each one from its number, then `count` round trips written, read
+/// and echoed in place; every byte of every message and reply is checked where it lies.
+pub fn loans<L: Library>(setup: &Setup, count: u64) {
+    let size = setup.size;
+    let stream = Setup { shape: Shape::Stream, transfer: Transfer::Loan, ..*setup };
+    let both_open = Gate::new(2, setup.timeout);
+    thread::scope(|s| {
+        let rx = s.spawn(|| {
+            let Opened { endpoint: mut rx, owner, .. } = L::stream(&stream, Side::Accept).unwrap();
+            both_open.wait();
+            let mut seq = 0u64;
+            loop {
+                match rx.recv_loaned(|msg| lent_message_is(msg, seq, size)).unwrap() {
+                    Loaned::Message(()) => seq += 1,
+                    Loaned::Empty => {}
+                    Loaned::Closed => break,
+                    Loaned::Lost(n) => panic!("lost {n}"),
+                }
+            }
+            drop((rx, owner));
+            seq
+        });
+        let Opened { endpoint: mut tx, owner, .. } = L::stream(&stream, Side::Connect).unwrap();
+        both_open.wait();
+        for seq in 0..count {
+            tx.send_loaned(size, |msg| write_lent(msg, seq)).unwrap();
+        }
+        drop(tx);
+        assert_eq!(rx.join().unwrap(), count, "every message written in place arrived");
+        drop(owner);
+    });
+    let round_trip = Setup { shape: Shape::RoundTrip, transfer: Transfer::Loan, ..*setup };
+    let both_open = Gate::new(2, setup.timeout);
+    thread::scope(|s| {
+        let client = s.spawn(|| {
+            let Opened { endpoint: mut c, owner, .. } = L::stream(&round_trip, Side::Connect).unwrap();
+            both_open.wait();
+            for seq in 0..count {
+                c.send_loaned(size, |msg| write_lent(msg, seq)).unwrap();
+                while c.recv_loaned(|reply| lent_message_is(reply, seq, size)).unwrap() == Loaned::Empty {}
+            }
+            owner
+        });
+        let Opened { endpoint: mut answerer, owner, .. } = L::stream(&round_trip, Side::Accept).unwrap();
+        both_open.wait();
+        let mut answered = 0;
+        loop {
+            match answerer.echo_loaned(|request, reply| reply.copy_from_slice(request)).unwrap() {
+                Received::Message(len) => {
+                    assert_eq!(len, size);
+                    answered += 1;
+                }
+                Received::Empty => {}
+                Received::Closed => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(answered, count);
+        drop(answerer);
+        let client_owner = client.join().unwrap();
+        drop((owner, client_owner));
+    });
+}
+
+/// Writes every byte of lent memory: the number, then bytes derived from it and their place.
+fn write_lent(msg: &mut [u8], seq: u64) {
+    msg[..8].copy_from_slice(&seq.to_le_bytes());
+    for (i, b) in msg[8..].iter_mut().enumerate() {
+        *b = (seq as u8) ^ (i as u8);
+    }
+}
+
+fn lent_message_is(msg: &[u8], seq: u64, size: usize) {
+    assert_eq!(msg.len(), size);
+    assert_eq!(u64::from_le_bytes(msg[..8].try_into().unwrap()), seq, "out of order");
+    assert!(
+        msg[8..].iter().enumerate().all(|(i, &b)| b == (seq as u8) ^ (i as u8)),
+        "message {seq} is whole"
+    );
 }
 
 /// What a lossy broadcast's subscriber is sure to receive, by its library's own rule.

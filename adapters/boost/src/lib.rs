@@ -114,6 +114,7 @@ impl Library for Boost {
                     "a message_queue has no replies; a service would be the harness pairing queues",
                 ),
                 batch: Support::No("send and receive move one message per call"),
+                loan: Support::No("message_queue copies in (send) and out (receive): it lends no slot"),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

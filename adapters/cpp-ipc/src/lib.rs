@@ -68,6 +68,7 @@ mod absent {
                     queue: no,
                     service: no,
                     batch: no,
+                    loan: no,
                     most_subscribers: None,
                 },
                 requests: Requests::ToOneServer,
@@ -96,6 +97,9 @@ fn capabilities() -> Capabilities {
         ),
         service: Support::No("no request-reply: a reply would be the harness pairing routes"),
         batch: Support::No("no call sends or receives several messages at once"),
+        loan: Support::No(
+            "send copies the caller's bytes in and recv hands back a buffer it owns: no call lends a slot to write in",
+        ),
         most_subscribers: Some((32, "a route's receivers are the bits of a 32-bit mask: 32 at most")),
     }
 }

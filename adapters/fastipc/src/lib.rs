@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use fipc::{Connection, Error as FipcError, QueueRole, ServiceRole, SubscriberRole};
 use ipcbench_api::{
-    Batch, Buffer, Capabilities, Context, Library, LibraryInfo, Opened, Received, RecvMode, Requests, Result,
-    Rx, Setup, Shape, Side, Support, Tx, anyhow, bail,
+    Batch, Buffer, Capabilities, Context, Library, LibraryInfo, Loaned, Opened, Received, RecvMode, Requests,
+    Result, Rx, Setup, Shape, Side, Support, Tx, anyhow, bail,
 };
 
 /// Each direction of a stream's connection.
@@ -90,6 +90,27 @@ impl Tx for Endpoint {
             .map_err(|e| anyhow!("fipc send_many on {}: {e}", self.conn.name()))?;
         Ok(())
     }
+
+    /// `send_acquire` of the message's length in the ring, written there, then `commit`.
+    #[inline]
+    fn send_loaned<W: FnOnce(&mut [u8])>(&mut self, len: usize, write: W) -> Result<()> {
+        let most = self.conn.max_piece();
+        let mut slot = match self.conn.send_acquire(len, fipc::FOREVER) {
+            Ok(slot) => slot,
+            Err(e) => return Err(loan_error(e, len, most)),
+        };
+        write(&mut slot[..len]);
+        slot.commit(len).map_err(|e| anyhow!("fipc commit of {len} bytes: {e}"))
+    }
+}
+
+/// A failed `send_acquire`: a message over one piece names the ring's limit.
+#[cold]
+fn loan_error(e: FipcError, len: usize, most: usize) -> ipcbench_api::Error {
+    match e {
+        FipcError::TooLarge { .. } => ipcbench_api::over_loan(len, most, "fipc's ring (max_piece)"),
+        e => anyhow!("fipc send_acquire of {len} bytes: {e}"),
+    }
 }
 
 impl Rx for Endpoint {
@@ -125,6 +146,54 @@ impl Rx for Endpoint {
             Err(e) => Err(anyhow!("fipc receive_many on {}: {e}", self.conn.name())),
         }
     }
+
+    /// `receive_acquire`: the message read where it lies in the ring, released after.
+    #[inline]
+    fn recv_loaned<T, F: FnOnce(&[u8]) -> T>(&mut self, read: F) -> Result<Loaned<T>> {
+        match self.conn.receive_acquire(self.receive_timeout) {
+            Ok(slot) => Ok(Loaned::Message(read(&slot))),
+            Err(e) => received_none(e),
+        }
+    }
+
+    /// The connection split in its halves: the request read in place on one while the reply is
+    /// written in place on the other, the request released once the reply is committed.
+    #[inline]
+    fn echo_loaned<F: FnOnce(&[u8], &mut [u8])>(&mut self, answer: F) -> Result<Received> {
+        let most = self.conn.max_piece();
+        let (tx, rx) = self.conn.split();
+        let request = match rx.receive_acquire(self.receive_timeout) {
+            Ok(request) => request,
+            Err(e) => {
+                return received_none::<()>(e).map(|none| match none {
+                    Loaned::Lost(n) => Received::Lost(n),
+                    Loaned::Closed => Received::Closed,
+                    Loaned::Empty | Loaned::Message(()) => Received::Empty,
+                });
+            }
+        };
+        let len = request.len();
+        let mut reply = tx.send_acquire(len, fipc::FOREVER).map_err(|e| loan_error(e, len, most))?;
+        answer(&request, &mut reply[..len]);
+        reply.commit(len).map_err(|e| anyhow!("fipc commit of {len} bytes: {e}"))?;
+        drop(request);
+        Ok(Received::Message(len))
+    }
+}
+
+/// A zero-copy receive that brought no message: nothing yet, the end, or an error.
+#[cold]
+fn received_none<T>(e: FipcError) -> Result<Loaned<T>> {
+    match e {
+        FipcError::Timeout => Ok(Loaned::Empty),
+        FipcError::Overrun { lost } => Ok(Loaned::Lost(lost)),
+        FipcError::Disconnected => Ok(Loaned::Closed),
+        FipcError::TooLarge { len } => Err(anyhow!(
+            "fipc receive_acquire: a message of {len} bytes in several pieces, which only a copying receive \
+             joins"
+        )),
+        e => Err(anyhow!("fipc receive_acquire: {e}")),
+    }
 }
 
 fn counts(setup: &Setup) -> (u32, u32) {
@@ -145,6 +214,17 @@ impl Library for FastIpc {
     type Client = Endpoint;
     type Server = Endpoint;
 
+    /// A stream's zero-copy calls take one piece: its ring less 64 bytes of framing.
+    fn largest_loan(_shape: Shape, buffer: Option<usize>) -> Option<(usize, String)> {
+        let bytes = buffer.map_or(STREAM_RING, |b| b.next_power_of_two().clamp(1024, LARGEST_RING));
+        Some((
+            bytes - 64,
+            format!(
+                "send_acquire takes a single piece of the ring, its {bytes} bytes less 64 of framing (max_piece)"
+            ),
+        ))
+    }
+
     fn info() -> LibraryInfo {
         LibraryInfo {
             id: "fastipc",
@@ -160,6 +240,9 @@ impl Library for FastIpc {
                 queue: Support::Yes("work queue: a ring per producer, each message to one consumer"),
                 service: Support::Yes("service: servers of a pool share every client's requests"),
                 batch: Support::Yes("send_many / receive_many"),
+                loan: Support::Yes(
+                    "send_acquire / commit and receive_acquire / release, a single piece of the ring",
+                ),
                 most_subscribers: Some((1024, "broadcast::create takes 1 to 1024 max_subscribers")),
             },
             requests: Requests::ToOneServer,
@@ -330,6 +413,17 @@ mod tests {
         in_each_mode::<FastIpc>("fipc-stream", Shape::Stream, |setup| {
             testing::stream_delivers::<FastIpc>(&Setup { size: 64, ..*setup }, 20_000, || {});
         });
+    }
+
+    /// The loan mode: every byte written in place arrives, read in place, on a stream and in
+    /// round trips echoed in place; the loan's limit is the library's.
+    #[test]
+    fn messages_written_and_read_in_place_arrive_whole_in_each_mode() {
+        in_each_mode::<FastIpc>("fipc-loan", Shape::Stream, |setup| {
+            testing::loans::<FastIpc>(&Setup { size: 1024, ..*setup }, 300);
+        });
+        assert_eq!(FastIpc::largest_loan(Shape::Stream, None).unwrap().0, STREAM_RING - 64);
+        assert_eq!(FastIpc::largest_loan(Shape::RoundTrip, Some(1 << 20)).unwrap().0, (1 << 20) - 64);
     }
 
     #[test]

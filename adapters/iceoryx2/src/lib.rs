@@ -10,7 +10,11 @@
 //! | work queue | none: a sample goes to every subscriber, a request to every server |
 //!
 //! A message is copied into a loaned sample (`loan_slice_uninit` + `write_from_slice`) and sent;
-//! the receiver copies the payload out into the harness's buffer and releases the sample.
+//! the receiver copies the payload out into the harness's buffer and releases the sample. In the
+//! loan mode (a stream's or round trip's `loan/` case) the harness writes the message into the
+//! loaned sample itself (`loan_slice_uninit`, `assume_init`, `send`) and reads the received
+//! sample where it lies before releasing it; an echo reads the request's sample while it writes
+//! the reply's.
 //!
 //! Waiting receivers sleep on an event service of the same name (`Listener::timed_wait`), which
 //! the sending side notifies after each send (`Notifier::notify`); polling receivers call
@@ -44,8 +48,8 @@ use iceoryx2::prelude::{
 };
 use iceoryx2::service::port_factory::{event, publish_subscribe, request_response};
 use ipcbench_api::{
-    Buffer, Capabilities, Library, LibraryInfo, Opened, Pair, Received, RecvMode, Requests, Rx, Setup, Shape,
-    Side, Support, Tx, Unsupported, retry_until,
+    Buffer, Capabilities, Library, LibraryInfo, Loaned, Opened, Pair, Received, RecvMode, Requests, Rx,
+    Setup, Shape, Side, Support, Tx, Unsupported, retry_until,
 };
 
 /// iceoryx2.
@@ -95,6 +99,7 @@ impl Library for Iceoryx2 {
                 ),
                 service: Support::Yes("request-response: every server receives every request and answers it"),
                 batch: Support::No("no call sends or receives several samples at once"),
+                loan: Support::Yes("loan_slice_uninit / write / send, and a received sample read in place"),
                 most_subscribers: None,
             },
             requests: Requests::ToEveryServer,
@@ -418,6 +423,16 @@ impl Sending {
     }
 }
 
+impl Sending {
+    #[inline]
+    fn notify(&self) -> Result<()> {
+        if let Some(n) = &self.notifier {
+            n.notify().map_err(|e| anyhow!("Notifier::notify: {e:?}"))?;
+        }
+        Ok(())
+    }
+}
+
 impl Tx for Sending {
     #[inline]
     fn send(&mut self, message: &[u8]) -> Result<()> {
@@ -426,10 +441,26 @@ impl Tx for Sending {
             .loan_slice_uninit(message.len())
             .map_err(|e| anyhow!("loan_slice_uninit: {e:?}"))?;
         sample.write_from_slice(message).send().map_err(|e| anyhow!("Sample::send: {e:?}"))?;
-        if let Some(n) = &self.notifier {
-            n.notify().map_err(|e| anyhow!("Notifier::notify: {e:?}"))?;
-        }
-        Ok(())
+        self.notify()
+    }
+
+    /// The sample is written in place: `loan_slice_uninit`, the harness's writer over all of it,
+    /// `assume_init`, `send`.
+    #[inline]
+    fn send_loaned<W: FnOnce(&mut [u8])>(&mut self, len: usize, write: W) -> Result<()> {
+        let mut sample =
+            self.publisher.loan_slice_uninit(len).map_err(|e| anyhow!("loan_slice_uninit: {e:?}"))?;
+        let payload = sample.payload_mut();
+        // SAFETY: the payload is `len` bytes of the service's shared memory, mapped (zeroed by
+        // the OS) and only ever written since: as u8 it is readable memory; the writer writes
+        // every byte before anything reads it.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(payload.as_mut_ptr().cast::<u8>(), payload.len()) };
+        write(bytes);
+        // SAFETY: every byte of the payload was written just above.
+        let sample = unsafe { sample.assume_init() };
+        sample.send().map_err(|e| anyhow!("Sample::send: {e:?}"))?;
+        self.notify()
     }
 }
 
@@ -474,27 +505,47 @@ impl Receiving {
     }
 }
 
-impl Rx for Receiving {
+impl Receiving {
+    /// The next sample, read by `read` while it is held: waits on the listener (waiting), or
+    /// returns at once (polling).
     #[inline]
-    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+    fn next<T>(&mut self, read: impl FnOnce(&[u8]) -> T) -> Result<Loaned<T>> {
         loop {
             if let Some(sample) =
                 self.subscriber.receive().map_err(|e| anyhow!("Subscriber::receive: {e:?}"))?
             {
-                return copy_out(sample.payload(), buf);
+                return Ok(Loaned::Message(read(sample.payload())));
             }
             if self.service.dynamic_config().number_of_publishers() == 0 {
                 // Gone: what it sent before leaving is still there to receive.
                 return match self.subscriber.receive().map_err(|e| anyhow!("Subscriber::receive: {e:?}"))? {
-                    Some(sample) => copy_out(sample.payload(), buf),
-                    None => Ok(Received::Closed),
+                    Some(sample) => Ok(Loaned::Message(read(sample.payload()))),
+                    None => Ok(Loaned::Closed),
                 };
             }
             match &self.listener {
                 Some(l) => sleep_on(l)?,
-                None => return Ok(Received::Empty),
+                None => return Ok(Loaned::Empty),
             }
         }
+    }
+}
+
+impl Rx for Receiving {
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<Received> {
+        match self.next(|payload| copy_out(payload, buf))? {
+            Loaned::Message(copied) => copied,
+            Loaned::Empty => Ok(Received::Empty),
+            Loaned::Lost(n) => Ok(Received::Lost(n)),
+            Loaned::Closed => Ok(Received::Closed),
+        }
+    }
+
+    /// The received sample read where it lies, released after.
+    #[inline]
+    fn recv_loaned<T, F: FnOnce(&[u8]) -> T>(&mut self, read: F) -> Result<Loaned<T>> {
+        self.next(read)
     }
 }
 
@@ -684,6 +735,16 @@ mod tests {
         in_each_mode::<Iceoryx2>("is", Shape::Stream, |setup| {
             testing::stream_delivers::<Iceoryx2>(&Setup { size: 64, ..*setup }, 2000, || {});
         });
+    }
+
+    /// The loan mode: every byte written in place arrives, read in place, on a stream and in
+    /// round trips echoed in place; the loan's limit is the library's.
+    #[test]
+    fn messages_written_and_read_in_place_arrive_whole_in_each_mode() {
+        in_each_mode::<Iceoryx2>("ir-loan", Shape::Stream, |setup| {
+            testing::loans::<Iceoryx2>(&Setup { size: 1024, ..*setup }, 300);
+        });
+        assert!(Iceoryx2::largest_loan(Shape::Stream, None).is_none(), "a sample of the case's size");
     }
 
     #[test]

@@ -63,6 +63,9 @@ impl Library for IpcChannel {
                     "no request-reply: a byte channel carries bytes, so replies can't be routed to clients",
                 ),
                 batch: Support::No("no call sends or receives several messages at once"),
+                loan: Support::No(
+                    "bytes cross a Unix socket; its IpcSharedMemory is a region made and sent per message, not a channel's memory lent",
+                ),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

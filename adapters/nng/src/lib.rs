@@ -69,6 +69,9 @@ impl Library for Nng {
                 queue: Support::Yes("push0 producers, each dialing every pull0 consumer"),
                 service: Support::Yes("req0 clients, each dialing every rep0 server"),
                 batch: Support::No("no call sends or receives several messages at once"),
+                loan: Support::No(
+                    "an nng_msg is the caller's heap memory, copied through a Unix socket: no call lends shared memory",
+                ),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

@@ -389,6 +389,7 @@ fn info(
             ),
             service: Support::No("a pipe has no clients: it is one byte stream, with no way to reply"),
             batch: Support::No("no call moves several messages as separate messages on a byte stream"),
+            loan: Support::No("the kernel copies every byte in and out of the pipe"),
             most_subscribers: None,
         },
         requests: Requests::ToOneServer,

@@ -88,6 +88,7 @@ impl Library for PosixMq {
                     "a message queue has no replies; a service would be the harness pairing queues",
                 ),
                 batch: Support::No("mq_send and mq_receive move one message per call"),
+                loan: Support::No("the kernel copies every message in (mq_send) and out (mq_receive)"),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

@@ -95,6 +95,9 @@ impl Library for ShmRing {
                 queue: Support::No("the control is a single-producer single-consumer ring"),
                 service: Support::No("the control is a single-producer single-consumer ring"),
                 batch: Support::No("the control moves one message per call"),
+                loan: Support::No(
+                    "the control copies in and out: it is the copy every library is held against",
+                ),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

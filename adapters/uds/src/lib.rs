@@ -161,6 +161,7 @@ fn info(t: Transport) -> LibraryInfo {
                 }
                 _ => "no call moves several messages as separate messages on a stream socket",
             }),
+            loan: Support::No("the kernel copies every message in and out of the socket"),
             most_subscribers: None,
         },
         requests: Requests::ToOneServer,

@@ -69,6 +69,9 @@ impl Library for Zmq {
                 queue: Support::Yes("PUSH producers, each connected to every PULL consumer: round-robin"),
                 service: Support::Yes("REQ clients, each connected to every REP server: round-robin"),
                 batch: Support::No("no call sends or receives several messages at once"),
+                loan: Support::No(
+                    "a zmq_msg_t is the caller's heap memory, copied through a Unix socket: no call lends shared memory",
+                ),
                 most_subscribers: None,
             },
             requests: Requests::ToOneServer,

@@ -252,7 +252,7 @@ mod tests {
     fn result(lib: &str, runs: &[(u32, &str, f64)]) -> CaseResult {
         let case = crate::matrix::find("stream/16B").unwrap();
         let (_, info) = crate::registry::find("fastipc").unwrap();
-        let mut r = crate::run::ledger::begin(&case, &info, 64, false);
+        let mut r = crate::run::ledger::begin(&case, &info, 64, false, None);
         r.library = lib.into();
         let probe = Probe { polling_ns: Some(100.0), waiting_ns: None, syscall_ns: 90.0 };
         let host = HostRecord {

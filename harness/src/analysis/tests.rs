@@ -140,6 +140,7 @@ fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
         pattern: case.pattern(),
         size: case.size,
         batch: None,
+        transfer: ipcbench_api::Transfer::Copy,
         library: "fastipc".into(),
         processes: case.roles().len(),
         oversubscribed: false,

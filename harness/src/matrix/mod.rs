@@ -4,7 +4,7 @@ mod file;
 mod kinds;
 
 use anyhow::{Context, Result, bail};
-use ipcbench_api::{Capabilities, Shape, Support};
+use ipcbench_api::{Capabilities, Shape, Support, Transfer};
 
 pub use file::matrix;
 pub use kinds::{Column, Pattern, Role};
@@ -25,6 +25,9 @@ pub struct Case {
     /// A slow-subscriber case: how many of its subscribers (the last ones) spend `--slow-work`
     /// on each message.
     pub slow: usize,
+    /// Copied through the roles' buffers (every case of the matrix), or written and read in the
+    /// library's memory (`loan/...`, a stream's or round trip's loan form).
+    pub transfer: Transfer,
 }
 
 /// How a case's sender sends.
@@ -41,7 +44,20 @@ pub enum Pace {
 impl Case {
     /// A case of one shape and size, sent freely, one message a call.
     fn free(name: String, shape: Shape, size: usize) -> Case {
-        Case { name, shape, size, batch: 1, pace: Pace::Free, pairs: None, slow: 0 }
+        Case { name, shape, size, batch: 1, pace: Pace::Free, pairs: None, slow: 0, transfer: Transfer::Copy }
+    }
+
+    /// Its loan form, `loan/<name>`: a stream or round trip whose ends write and read in the
+    /// library's own memory. `None` for every other case (the loan mode is measured on streams
+    /// and round trips alone).
+    pub fn loaned(&self) -> Option<Case> {
+        let plain = self.batch == 1 && self.pace == Pace::Free && self.pairs.is_none();
+        let one_to_one = matches!(self.shape, Shape::Stream | Shape::RoundTrip);
+        (plain && one_to_one && self.transfer == Transfer::Copy).then(|| Case {
+            name: format!("{LOAN_PREFIX}{}", self.name),
+            transfer: Transfer::Loan,
+            ..self.clone()
+        })
     }
 
     /// The pattern's family, as the results and tables group cases.
@@ -103,6 +119,9 @@ impl Case {
     pub fn support(&self, caps: &Capabilities) -> Support {
         if self.batch > 1 && !caps.batch.is_yes() {
             return caps.batch;
+        }
+        if self.transfer == Transfer::Loan && !caps.loan.is_yes() {
+            return caps.loan;
         }
         let support = self.column().of(caps);
         if let (Shape::Broadcast { subscribers, .. }, Some((most, why))) = (self.shape, caps.most_subscribers)
@@ -282,6 +301,29 @@ pub fn parse_bytes(text: &str) -> Result<usize> {
     n.checked_mul(scale).ok_or_else(|| anyhow::anyhow!("size {text:?} is too large"))
 }
 
+/// `--transfer`: each case copied where `copy` is asked, followed by its loan form where `loan`
+/// is and it has one; an error when the loan mode alone is asked of cases none of which has it.
+pub fn with_transfers(cases: Vec<Case>, transfers: &[Transfer]) -> Result<Vec<Case>> {
+    let (copy, loan) = (transfers.contains(&Transfer::Copy), transfers.contains(&Transfer::Loan));
+    let mut out = Vec::new();
+    for case in cases {
+        let loaned = if loan { case.loaned() } else { None };
+        if copy || case.transfer == Transfer::Loan {
+            out.push(case);
+        }
+        out.extend(loaned);
+    }
+    if out.is_empty() {
+        bail!(
+            "--transfer loan: none of these cases has a loan form; the loan mode is measured on streams and round trips (stream/64KiB, stream-rtt/1KiB)"
+        );
+    }
+    Ok(out)
+}
+
+/// What a loan case's name starts with: `loan/stream/64KiB`.
+pub const LOAN_PREFIX: &str = "loan/";
+
 /// A size sweep's default sizes: 8 B to 64 KiB, powers of two, as ipc-bench sweeps them, then
 /// 1, 4 and 16 MiB, messages larger than most libraries' rings.
 pub fn sweep_sizes() -> Vec<usize> {
@@ -346,6 +388,9 @@ pub fn parse_rate(text: &str) -> Result<u64> {
 pub fn named(name: &str) -> Option<Case> {
     if name.contains(['*', '?']) {
         return None;
+    }
+    if let Some(copied) = name.strip_prefix(LOAN_PREFIX) {
+        return named(copied)?.loaned();
     }
     let size = |label: &str| parse_size(label).ok();
     let timed = |label: &str| size(label).filter(|&s| s >= TIMED_SMALLEST);

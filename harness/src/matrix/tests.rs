@@ -84,6 +84,7 @@ fn a_sweep_names_streams_and_round_trips_of_any_size() {
             pace: Pace::Free,
             pairs: None,
             slow: 0,
+            transfer: Transfer::Copy,
         }
     );
     assert_eq!(find("stream/4KiB").unwrap().size, 4096);
@@ -216,4 +217,36 @@ fn a_bad_matrix_is_refused() {
     assert!(e.contains("16 bytes or more"), "{e}");
     let e = latency("rates = [0]\nsizes = [16]\n").unwrap_err().to_string();
     assert!(e.contains("rates from 1"), "{e}");
+}
+
+#[test]
+fn a_stream_or_round_trip_has_a_loan_form_and_nothing_else_does() {
+    let loan = named("loan/stream/64KiB").unwrap();
+    assert_eq!(
+        (loan.transfer, loan.shape, loan.size, loan.pattern()),
+        (Transfer::Loan, Shape::Stream, 65536, Pattern::Stream)
+    );
+    assert_eq!(named("loan/stream-rtt/1KiB").unwrap().shape, Shape::RoundTrip);
+    for bad in [
+        "loan/broadcast/lossless/4sub/16B",
+        "loan/loan/stream/16B",
+        "loan/batch/stream/16B/x16",
+        "loan/pairs/2/stream/16B",
+    ] {
+        assert!(named(bad).is_none(), "{bad}");
+    }
+    let cases = || select(&matrix(), &["stream/16B".into(), "broadcast/lossy/1sub/16B".into()]).unwrap();
+    let names = |cases: Vec<Case>| cases.into_iter().map(|c| c.name).collect::<Vec<_>>();
+    assert_eq!(
+        names(with_transfers(cases(), &[Transfer::Copy, Transfer::Loan]).unwrap()),
+        ["stream/16B", "loan/stream/16B", "broadcast/lossy/1sub/16B"]
+    );
+    assert_eq!(names(with_transfers(cases(), &[Transfer::Loan]).unwrap()), ["loan/stream/16B"]);
+    assert_eq!(names(with_transfers(cases(), &[Transfer::Copy]).unwrap()), names(cases()));
+    let none = select(&matrix(), &["queue/1x1/16B".into()]).unwrap();
+    let e = with_transfers(none, &[Transfer::Loan]).unwrap_err().to_string();
+    assert!(e.contains("streams and round trips"), "{e}");
+    // A library without loans shows a dash with its reason.
+    let caps = <ipcbench_uds::Uds as ipcbench_api::Library>::info().capabilities;
+    assert!(!loan.support(&caps).is_yes() && loan.support(&caps).text().contains("kernel copies"));
 }

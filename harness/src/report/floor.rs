@@ -213,7 +213,11 @@ mod tests {
         let case = crate::matrix::find("stream-rtt/16B").unwrap();
         let result = |mode, p50| {
             let median = Some(crate::results::Figures { p50_ns: Some(p50), ..Default::default() });
-            CaseResult { best_mode: Some(mode), median, ..crate::run::ledger::begin(&case, &lib, 2, false) }
+            CaseResult {
+                best_mode: Some(mode),
+                median,
+                ..crate::run::ledger::begin(&case, &lib, 2, false, None)
+            }
         };
         assert_eq!(
             multiples_text(&f, &result(RecvMode::Waiting, 1000.0)).unwrap(),

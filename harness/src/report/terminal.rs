@@ -311,7 +311,7 @@ mod tests {
     fn a_noisy_result_says_how_far_its_runs_spread() {
         let lib = crate::registry::select(None).unwrap().remove(0);
         let mut r =
-            crate::run::ledger::begin(&crate::matrix::find("stream-rtt/16B").unwrap(), &lib, 2, false);
+            crate::run::ledger::begin(&crate::matrix::find("stream-rtt/16B").unwrap(), &lib, 2, false, None);
         r.median =
             Some(Figures { msgs_per_s: 12e3, p50_ns: Some(80e3), p99_ns: Some(150e3), ..Default::default() });
         r.spread = Some(Spread { figure: Figure::P50Ns, min: 70e3, max: 95e3, relative: 25e3 / 80e3 });

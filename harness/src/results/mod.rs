@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use ipcbench_api::{Kind, LibraryInfo, RecvMode, Support};
+use ipcbench_api::{Kind, LibraryInfo, RecvMode, Support, Transfer};
 use serde::{Deserialize, Serialize};
 
 use crate::machine::{Conditions, Machine};
@@ -147,6 +147,10 @@ pub struct CaseResult {
     /// Messages per send and receive call, in a batch case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<usize>,
+    /// How its messages travelled: `loan` for a loan case (the library's in-place calls);
+    /// absent, copied through each role's own buffers.
+    #[serde(default = "transfer::copied", skip_serializing_if = "transfer::is_copy", with = "transfer")]
+    pub transfer: Transfer,
     pub library: String,
     pub processes: usize,
     /// More role processes than cores: they time-share, which changes what is measured.
@@ -402,7 +406,29 @@ impl RoleReport {
     }
 }
 
-/// Receive modes as the file writes them: `waiting`, `polling`.
+/// A result's transfer as the file writes it: `loan`, or nothing for a copy.
+mod transfer {
+    use ipcbench_api::Transfer;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn copied() -> Transfer {
+        Transfer::Copy
+    }
+
+    pub fn is_copy(t: &Transfer) -> bool {
+        *t == Transfer::Copy
+    }
+
+    pub fn serialize<S: Serializer>(t: &Transfer, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(t.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Transfer, D::Error> {
+        let text = String::deserialize(d)?;
+        Transfer::parse(&text).ok_or_else(|| D::Error::custom(format!("unknown transfer {text:?}")))
+    }
+}
+
 /// A library's kind as its text.
 mod kind {
     use ipcbench_api::Kind;
@@ -425,6 +451,7 @@ mod kind {
     }
 }
 
+/// Receive modes as the file writes them: `waiting`, `polling`.
 mod mode {
     use ipcbench_api::RecvMode;
     use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};

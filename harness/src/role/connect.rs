@@ -9,8 +9,8 @@ use std::io::BufRead;
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{Library, Opened, Received, Rx, Setup, Side, Tx};
 
-use super::loops::arrived;
 use super::message::{self, MEASURED};
+use super::transfer::arrived;
 use super::{ChildArgs, report_of, say, say_result};
 use crate::histogram;
 use crate::matrix::Role;

@@ -8,11 +8,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use ipcbench_api::{Batch, Received, Rx, Tx};
+use ipcbench_api::{Batch, Loaned, Received, Rx, Tx};
 
 use super::cost::Meter;
 use super::message::{self, Header, MEASURED, WARMUP};
 use super::taken::Taken;
+use super::transfer::{Echo, Put, Take};
 use crate::histogram;
 use crate::results::{Cost, Receiving, RoleReport, Sending};
 
@@ -44,23 +45,20 @@ fn wait_until(instant: u64) {
 
 /// Stream sender, publisher, producer: sends until the window ends, reading the clock once per
 /// `clock_stride` messages; the window is the span between the two clock reads that switched
-/// phases, so its length is exact whatever the rate.
-pub fn send_loop<T: Tx>(
+/// phases, so its length is exact whatever the rate. `put` copies each message in or writes it
+/// where the library lends memory.
+pub fn send_loop<T: Tx, P: Put>(
     tx: &mut T,
-    size: usize,
-    me: u32,
+    mut put: P,
     w: Window,
     mut report: RoleReport,
 ) -> Result<RoleReport> {
-    let mut buf = vec![0u8; size];
-    message::init(&mut buf, me);
     let mut phases = Phases::new(w);
     let mut seq: u64 = 0;
-    let stride = clock_stride(size) - 1;
+    let stride = clock_stride(put.size()) - 1;
     wait_until(w.start);
     while seq & stride != 0 || phases.at(message::now_ns(), seq) {
-        message::stamp(&mut buf, seq, phases.phase);
-        tx.send(&buf).with_context(|| format!("sending message {seq}"))?;
+        put.put(tx, seq, phases.phase).with_context(|| format!("sending message {seq}"))?;
         seq += 1;
     }
     phases.finish(seq, &mut report);
@@ -311,27 +309,23 @@ impl Check for Tally {
     }
 }
 
-/// Stream receiver, subscriber, consumer: receives into its own buffer until the channel ends.
-pub fn receive_loop<R: Rx, C: Check>(
+/// Stream receiver, subscriber, consumer: takes each message (into its own buffer, or where
+/// the library lends it) until the channel ends.
+pub fn receive_loop<R: Rx, K: Take, C: Check>(
     rx: &mut R,
-    size: usize,
+    mut take: K,
     mut check: C,
     mut report: RoleReport,
 ) -> Result<RoleReport> {
-    let mut buf = vec![0u8; size];
     let mut got = Receiving::default();
     let mut meter = Meter::default();
     meter.begin_loop();
     loop {
-        match rx.recv(&mut buf)? {
-            Received::Message(n) => {
-                let msg = arrived(&buf, n)?;
-                let h = message::read(msg, size).map_err(|e| anyhow!(e))?;
-                count(h, &mut check, &mut meter, &mut got)?;
-            }
-            Received::Empty => {}
-            Received::Lost(n) => got.library_lost += n,
-            Received::Closed => break,
+        match take.take(rx)? {
+            Loaned::Message(h) => count(h, &mut check, &mut meter, &mut got)?,
+            Loaned::Empty => {}
+            Loaned::Lost(n) => got.library_lost += n,
+            Loaned::Closed => break,
         }
     }
     report.receiving = Some(got);
@@ -340,25 +334,17 @@ pub fn receive_loop<R: Rx, C: Check>(
     Ok(report)
 }
 
-/// The message a receive put at the start of `buf`.
-#[inline(always)]
-pub(super) fn arrived(buf: &[u8], n: usize) -> Result<&[u8]> {
-    buf.get(..n).ok_or_else(|| anyhow!("the adapter reported {n} bytes in a {}-byte buffer", buf.len()))
-}
-
 /// Pinger and service client: sends a request, waits for its reply, checks it answers that
 /// request, and times the round trip (one clock read per call: the end of one is the start of
-/// the next).
-pub fn call_loop<E: Tx + Rx>(
+/// the next). `put` and `take` copy or lend, as the case's transfer says.
+pub fn call_loop<E: Tx + Rx, P: Put, K: Take>(
     ep: &mut E,
-    size: usize,
+    mut put: P,
+    mut take: K,
     me: u32,
     w: Window,
     mut report: RoleReport,
 ) -> Result<RoleReport> {
-    let mut request = vec![0u8; size];
-    let mut reply = vec![0u8; size];
-    message::init(&mut request, me);
     let mut hist = histogram::recording();
     let mut phase = WARMUP;
     let mut seq: u64 = 0;
@@ -367,21 +353,18 @@ pub fn call_loop<E: Tx + Rx>(
     wait_until(w.start);
     let mut last = message::now_ns();
     loop {
-        message::stamp(&mut request, seq, phase);
-        ep.send(&request).with_context(|| format!("sending request {seq}"))?;
-        let n = loop {
-            match ep.recv(&mut reply).with_context(|| format!("receiving the reply to request {seq}"))? {
-                Received::Message(n) => break n,
-                Received::Empty => {}
-                Received::Lost(_) | Received::Closed => {
+        put.put(ep, seq, phase).with_context(|| format!("sending request {seq}"))?;
+        let h = loop {
+            match take.take(ep).with_context(|| format!("receiving the reply to request {seq}"))? {
+                Loaned::Message(h) => break h,
+                Loaned::Empty => {}
+                Loaned::Lost(_) | Loaned::Closed => {
                     bail!("no reply to request {seq}: the channel ended")
                 }
             }
         };
         let now = message::now_ns();
         seq += 1;
-        let msg = arrived(&reply, n)?;
-        let h = message::read(msg, size).map_err(|e| anyhow!("reply to request {}: {e}", seq - 1))?;
         if h.seq != seq - 1 || h.sender != me {
             bail!(
                 "request {} of client {me} got the reply to request {} of client {}",
@@ -411,30 +394,20 @@ pub fn call_loop<E: Tx + Rx>(
     Ok(report)
 }
 
-/// Echo and service server: sends back each request, from its own buffer, until the channel
-/// ends. The client checks every reply.
-pub fn echo_loop<E: Tx + Rx>(ep: &mut E, size: usize, mut report: RoleReport) -> Result<RoleReport> {
-    let mut buf = vec![0u8; size];
+/// Echo and service server: sends back each request (from its own buffer, or copied into the
+/// reply the library lends) until the channel ends. The client checks every reply.
+pub fn echo_loop<E: Tx + Rx, H: Echo>(ep: &mut E, mut echo: H, mut report: RoleReport) -> Result<RoleReport> {
     let mut got = Receiving::default();
     let mut meter = Meter::default();
     meter.begin_loop();
     loop {
-        // Marks the buffer so that a receive that says "a message" without writing one shows
-        // in the reply's check (a cost of one store against a round trip).
-        buf[..8].fill(0xEE);
-        match ep.recv(&mut buf)? {
-            Received::Message(n) => {
-                let msg = arrived(&buf, n)?;
-                ep.send(msg).with_context(|| {
-                    let what = match message::read(msg, size) {
-                        Ok(h) => format!("request {} of client {}", h.seq, h.sender),
-                        Err(e) => format!("a request that is not one ({e})"),
-                    };
-                    format!("replying to its request number {} ({what})", got.received)
-                })?;
+        let (received, phase) =
+            echo.echo(ep).with_context(|| format!("answering its request number {}", got.received))?;
+        match received {
+            Received::Message(_) => {
                 got.received += 1;
                 // The window starts at the first measured request, after its reply is sent.
-                if !meter.started() && message::phase(&buf[..n]) == MEASURED {
+                if !meter.started() && phase == MEASURED {
                     meter.begin(message::now_ns());
                 }
             }

@@ -122,6 +122,18 @@ pub fn stamp(buf: &mut [u8], seq: u64, phase: u8) {
     stamp_form(buf, seq, phase, form, body_of(form));
 }
 
+/// Writes every byte of message `seq` of sender `sender` into memory that may hold anything
+/// (a loan): its index, then what `stamp` writes.
+#[inline(always)]
+pub fn stamp_as(buf: &mut [u8], sender: u32, seq: u64, phase: u8) {
+    let form = form_of(buf.len());
+    match form {
+        Form::Full => buf[8..12].copy_from_slice(&sender.to_le_bytes()),
+        Form::Compact => buf[5] = sender as u8,
+    }
+    stamp_form(buf, seq, phase, form, body_of(form));
+}
+
 #[inline(always)]
 fn stamp_form(buf: &mut [u8], seq: u64, phase: u8, form: Form, body: usize) {
     let sender = match form {
@@ -336,6 +348,18 @@ mod tests {
         assert_eq!(read_timed(&timed, 4096).unwrap().1, 12345);
         timed[2048] ^= 1;
         assert!(read_timed(&timed, 4096).unwrap_err().contains("byte 2048"));
+    }
+
+    #[test]
+    fn a_message_stamped_in_lent_memory_is_whole() {
+        for len in [8, 16, 1000] {
+            let mut lent = vec![0xCDu8; len];
+            stamp_as(&mut lent, 3, 9, MEASURED);
+            let mut own = vec![0u8; len];
+            init(&mut own, 3);
+            stamp(&mut own, 9, MEASURED);
+            assert_eq!(lent, own, "{len}: every byte written");
+        }
     }
 
     #[test]

@@ -9,13 +9,14 @@ pub mod loops;
 pub mod message;
 pub mod paced;
 pub mod taken;
+pub mod transfer;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side};
+use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side, Transfer};
 
 use crate::machine;
 use crate::matrix::{self, Pace, Role};
@@ -25,6 +26,7 @@ use loops::{
     receive_loop, send_loop,
 };
 use taken::Taken;
+use transfer::{Copied, Lent};
 
 /// What the driver tells a child on its command line: the one definition of that command line,
 /// which clap parses and `to_args` writes.
@@ -129,6 +131,7 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
         shape: case.shape,
         index,
         mode: args.mode,
+        transfer: case.transfer,
         timeout: args.setup_timeout,
         batch: case.batch,
         buffer: args.buffer,
@@ -144,33 +147,41 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     }
     let size = case.size;
     let me = index as u32;
+    if setup.transfer == Transfer::Loan {
+        return run_loaned::<L>(args, &setup, me).with_context(context);
+    }
+    let (sending, receiving) = (|| Copied::sending(size, me), || Copied::receiving(size));
     let report = match args.role {
         Role::Sender => {
-            lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, size, me, w, r))
+            lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, sending(), w, r))
         }
         Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _, r| {
-            receive_loop(rx, size, Ordered::default(), r)
+            receive_loop(rx, receiving(), Ordered::default(), r)
         }),
-        Role::Pinger => {
-            lead(L::stream(&setup, Side::Connect), args, |ep, w, r| call_loop(ep, size, me, w, r))
-        }
-        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _, r| echo_loop(ep, size, r)),
-        Role::Publisher => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, size, me, w, r)),
+        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w, r| {
+            call_loop(ep, sending(), receiving(), me, w, r)
+        }),
+        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _, r| echo_loop(ep, receiving(), r)),
+        Role::Publisher => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, sending(), w, r)),
         Role::Subscriber => {
             let lossy = matches!(case.shape, Shape::Broadcast { lossy: true, .. });
             let sub = || L::subscriber(&setup);
             match (lossy, args.slow_work) {
-                (true, None) => lead(sub(), args, |rx, _, r| receive_loop(rx, size, Lossy::default(), r)),
-                (false, None) => lead(sub(), args, |rx, _, r| receive_loop(rx, size, Ordered::default(), r)),
-                (true, Some(work)) => {
-                    lead(sub(), args, |rx, _, r| receive_loop(rx, size, Slow::new(Lossy::default(), work), r))
+                (true, None) => {
+                    lead(sub(), args, |rx, _, r| receive_loop(rx, receiving(), Lossy::default(), r))
                 }
+                (false, None) => {
+                    lead(sub(), args, |rx, _, r| receive_loop(rx, receiving(), Ordered::default(), r))
+                }
+                (true, Some(work)) => lead(sub(), args, |rx, _, r| {
+                    receive_loop(rx, receiving(), Slow::new(Lossy::default(), work), r)
+                }),
                 (false, Some(work)) => lead(sub(), args, |rx, _, r| {
-                    receive_loop(rx, size, Slow::new(Ordered::default(), work), r)
+                    receive_loop(rx, receiving(), Slow::new(Ordered::default(), work), r)
                 }),
             }
         }
-        Role::Producer => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, size, me, w, r)),
+        Role::Producer => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, sending(), w, r)),
         Role::Consumer => {
             let producers = match case.shape {
                 Shape::Queue { producers, .. } => producers,
@@ -178,13 +189,31 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
             };
             lead(L::consumer(&setup), args, |rx, _, r| {
                 let file = args.dir.join(format!("taken-consumer-{}", args.index));
-                receive_loop(rx, size, Tally { taken: Taken::new(producers), file }, r)
+                receive_loop(rx, receiving(), Tally { taken: Taken::new(producers), file }, r)
             })
         }
-        Role::Client => lead(L::client(&setup), args, |ep, w, r| call_loop(ep, size, me, w, r)),
-        Role::Server => lead(L::server(&setup), args, |ep, _, r| echo_loop(ep, size, r)),
+        Role::Client => {
+            lead(L::client(&setup), args, |ep, w, r| call_loop(ep, sending(), receiving(), me, w, r))
+        }
+        Role::Server => lead(L::server(&setup), args, |ep, _, r| echo_loop(ep, receiving(), r)),
     };
     report.with_context(context)
+}
+
+/// A loan case (a stream or round trip): both ends write and read in the library's memory.
+fn run_loaned<L: Library>(args: &ChildArgs, setup: &Setup, me: u32) -> Result<()> {
+    let lent = || Lent::new(setup.size, me);
+    match args.role {
+        Role::Sender => lead(L::stream(setup, Side::Connect), args, |tx, w, r| send_loop(tx, lent(), w, r)),
+        Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _, r| {
+            receive_loop(rx, lent(), Ordered::default(), r)
+        }),
+        Role::Pinger => {
+            lead(L::stream(setup, Side::Connect), args, |ep, w, r| call_loop(ep, lent(), lent(), me, w, r))
+        }
+        Role::Echo => lead(L::stream(setup, Side::Accept), args, |ep, _, r| echo_loop(ep, lent(), r)),
+        other => bail!("a {} in the loan case {}", other.as_str(), args.case),
+    }
 }
 
 /// A batch case (a stream or a lossless broadcast): every call moves `setup.batch` messages.

@@ -11,8 +11,9 @@ use anyhow::{Context, Result, anyhow};
 use ipcbench_api::{Received, Rx, Tx};
 
 use super::cost::Meter;
-use super::loops::{Ordered, Window, arrived, count};
+use super::loops::{Ordered, Window, count};
 use super::message::{self, MEASURED, WARMUP};
+use super::transfer::arrived;
 use crate::histogram;
 use crate::results::{Receiving, RoleReport, Sending};
 

@@ -1,9 +1,10 @@
 //! Each result's record as the run goes: what it is before any trial (a dash, a skip, or a
 //! place for each receive mode's runs), and how an interruption marks it.
 
-use ipcbench_api::{LibraryInfo, Requests, Shape};
+use ipcbench_api::{LibraryInfo, Requests, Shape, Transfer};
 
 use crate::matrix::Case;
+use crate::registry;
 use crate::results::{CaseResult, ModeResult, Pin, Status};
 
 /// The reason of a result the run's interruption cut short.
@@ -34,13 +35,20 @@ pub fn placement(case: &Case, pin: Pin, cpus: &[usize]) -> String {
 
 /// One case for one library, before any trial: a dash (the library lacks the pattern or the
 /// size), a skip, or `Ok` with a place for each receive mode's runs.
-pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: bool) -> CaseResult {
+pub fn begin(
+    case: &Case,
+    lib: &LibraryInfo,
+    cores: usize,
+    skip_oversubscribed: bool,
+    buffer: Option<usize>,
+) -> CaseResult {
     let processes = case.roles().len();
     let mut result = CaseResult {
         case: case.name.clone(),
         pattern: case.pattern(),
         size: case.size,
         batch: (case.batch > 1).then_some(case.batch),
+        transfer: case.transfer,
         library: lib.id.into(),
         processes,
         oversubscribed: processes > cores,
@@ -69,6 +77,17 @@ pub fn begin(case: &Case, lib: &LibraryInfo, cores: usize, skip_oversubscribed: 
     {
         result.status = Status::Unsupported;
         result.reason = Some(format!("messages of {} bytes, where at most {largest} fit: {why}", case.size));
+        return result;
+    }
+    if case.transfer == Transfer::Loan
+        && let Some((largest, why)) = registry::largest_loan(lib.id, case.shape, buffer)
+        && case.size > largest
+    {
+        result.status = Status::Unsupported;
+        result.reason = Some(format!(
+            "a loan of {} bytes, where at most {largest} are lent: {why} (a loan is never copied in pieces)",
+            case.size
+        ));
         return result;
     }
     if let (Shape::Service { servers, .. }, Requests::ToEveryServer) = (case.shape, lib.requests)
@@ -113,30 +132,31 @@ mod tests {
     #[test]
     fn a_result_begins_as_a_dash_a_skip_or_a_place_for_every_mode() {
         let (_, uds) = registry::find("uds").unwrap();
-        let queue = begin(&find("queue/1x1/16B").unwrap(), &uds, 2, false);
+        let queue = begin(&find("queue/1x1/16B").unwrap(), &uds, 2, false, None);
         assert_eq!(
             (queue.status, queue.reason.as_deref()),
             (Status::Unsupported, Some(uds.capabilities.queue.text()))
         );
-        let service = begin(&find("service/4c4s/16B").unwrap(), &uds, 2, true);
+        let service = begin(&find("service/4c4s/16B").unwrap(), &uds, 2, true, None);
         assert_eq!(service.status, Status::Skipped);
         assert_eq!(service.reason.as_deref(), Some("oversubscribed: 8 processes on 2 cores"));
         let (_, fastipc) = registry::find("fastipc").unwrap();
-        let stream = begin(&find("stream/16B").unwrap(), &fastipc, 2, true);
+        let stream = begin(&find("stream/16B").unwrap(), &fastipc, 2, true, None);
         assert_eq!(stream.status, Status::Ok);
         assert_eq!(stream.modes.iter().map(|m| m.mode).collect::<Vec<_>>(), fastipc.modes);
         let (_, iceoryx2) = registry::find("iceoryx2").unwrap();
-        let shared = begin(&find("service/4c4s/16B").unwrap(), &iceoryx2, 8, false);
+        let shared = begin(&find("service/4c4s/16B").unwrap(), &iceoryx2, 8, false, None);
         assert!(shared.note.unwrap().contains("do not share a load"));
     }
 
     #[test]
     fn a_result_cut_short_is_interrupted_and_a_whole_one_is_not() {
         let (_, fastipc) = registry::find("fastipc").unwrap();
-        let mut r = begin(&find("stream/16B").unwrap(), &fastipc, 2, false);
+        let mut r = begin(&find("stream/16B").unwrap(), &fastipc, 2, false, None);
         cut_short(&mut r, 1);
         assert_eq!(r.status, Status::Interrupted);
-        let mut dash = begin(&find("queue/1x1/16B").unwrap(), &registry::find("uds").unwrap().1, 2, false);
+        let mut dash =
+            begin(&find("queue/1x1/16B").unwrap(), &registry::find("uds").unwrap().1, 2, false, None);
         cut_short(&mut dash, 1);
         assert_eq!(dash.status, Status::Unsupported, "a dash stays a dash");
     }

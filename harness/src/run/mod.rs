@@ -158,7 +158,8 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
         .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
         .filter(|(case, lib)| {
-            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed).status == Status::Ok
+            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer).status
+                == Status::Ok
         })
         .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
         .sum();
@@ -190,7 +191,8 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
             .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
                 Some(r) => (r.clone(), false),
                 None => {
-                    let mut r = ledger::begin(case, lib, cores, opts.config.skip_oversubscribed);
+                    let mut r =
+                        ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer);
                     if r.status == Status::Ok {
                         r.placement = opts.config.pin.map(|pin| ledger::placement(case, pin, &ctx.cpus));
                     }
