@@ -31,7 +31,8 @@ fn row<'a>(results: &'a [CaseResult], case: &str) -> Vec<&'a CaseResult> {
 pub fn standings(sources: &[&[CaseResult]]) -> BTreeMap<(usize, String), Standing> {
     let mut out = BTreeMap::new();
     for (s, results) in sources.iter().enumerate() {
-        for r in results.iter() {
+        // The loan cases are shown beside the copies they answer, never ranked with them.
+        for r in results.iter().filter(|r| r.transfer == ipcbench_api::Transfer::Copy) {
             let row = row(results, &r.case);
             let Some(rank) = rank(r, row.iter().copied()) else { continue };
             let e: &mut Standing = out.entry((s, r.library.clone())).or_default();
@@ -105,7 +106,11 @@ fn run_ratios(a: &CaseResult, b: &CaseResult) -> Option<(f64, f64)> {
 pub fn pair(sources: &[&[CaseResult]], cases: &[String], a: &str, b: &str, quoted: Option<&str>) -> Pair {
     let mut p = Pair::default();
     for results in sources {
-        let find = |case: &str, lib: &str| results.iter().find(|r| r.case == case && r.library == lib);
+        let find = |case: &str, lib: &str| {
+            results
+                .iter()
+                .find(|r| r.case == case && r.library == lib && r.transfer == ipcbench_api::Transfer::Copy)
+        };
         for case in cases {
             let (Some((ra, ga)), Some((rb, gb))) = (good(find(case, a)), good(find(case, b))) else {
                 continue;

@@ -147,10 +147,12 @@ pub enum Column {
     Queue,
     Service,
     Batch,
+    /// The loan mode's in-place calls.
+    Loan,
 }
 
 impl Column {
-    pub const ALL: [Column; 7] = [
+    pub const ALL: [Column; 8] = [
         Column::Stream,
         Column::RoundTrip,
         Column::BroadcastLossless,
@@ -158,6 +160,7 @@ impl Column {
         Column::Queue,
         Column::Service,
         Column::Batch,
+        Column::Loan,
     ];
 
     /// Its key in a library's `capabilities`.
@@ -170,6 +173,7 @@ impl Column {
             Column::Queue => "queue",
             Column::Service => "service",
             Column::Batch => "batch",
+            Column::Loan => "loan",
         }
     }
 
@@ -183,6 +187,7 @@ impl Column {
             Column::Queue => "work queue",
             Column::Service => "service",
             Column::Batch => "batch calls",
+            Column::Loan => "loan (in place)",
         }
     }
 
@@ -196,6 +201,7 @@ impl Column {
             Column::Queue => c.queue,
             Column::Service => c.service,
             Column::Batch => c.batch,
+            Column::Loan => c.loan,
         }
     }
 }

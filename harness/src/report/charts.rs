@@ -207,6 +207,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     charts.extend(super::scatter::draw(view, dir)?);
     charts.extend(super::scatter::placing(view, dir)?);
     charts.extend(super::sizes::draw(view, dir)?);
+    charts.extend(super::loans::draw(view, dir)?);
     charts.extend(super::scaling::draw(view, dir)?);
     charts.extend(super::timeline::draw(view, dir)?);
     Ok(charts)

@@ -24,6 +24,9 @@ pub enum Family {
     SlowSubscriber,
     Pairs,
     FanoutLatency,
+    /// The loan cases: not a family table of their own (not in `ALL`), but "Copy against
+    /// loan", each beside its copy (loans.rs).
+    Loans,
 }
 
 impl Family {
@@ -44,6 +47,7 @@ impl Family {
     pub fn of(gathered: Gathered) -> Family {
         let pattern = match gathered {
             Gathered::Batches => return Family::Batches,
+            Gathered::Loans => return Family::Loans,
             Gathered::Pattern(p) => p,
         };
         match pattern {
@@ -71,6 +75,7 @@ impl Family {
             Family::SlowSubscriber => "A slow subscriber",
             Family::Pairs => "Pairs side by side",
             Family::FanoutLatency => "Latency to many subscribers",
+            Family::Loans => "Copy against loan",
         }
     }
 
@@ -87,6 +92,7 @@ impl Family {
             Family::SlowSubscriber => "slow",
             Family::Pairs => "pairs",
             Family::FanoutLatency => "fanout-latency",
+            Family::Loans => "loans",
         }
     }
 
@@ -146,6 +152,7 @@ impl Family {
                  there: the time from its first call to the message's arrival (p50 and greatest), a new \
                  process each time."
             }
+            Family::Loans => super::loans::LOANS,
         }
     }
 }

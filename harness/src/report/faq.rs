@@ -155,7 +155,9 @@ fn quoted_round_trip<'a>(view: &View<'a>) -> Option<(&'a str, usize)> {
     view.sources
         .iter()
         .flat_map(|s| s.doc.results.iter())
-        .filter(|r| r.pattern == Pattern::StreamRtt && r.batch.is_none())
+        .filter(|r| {
+            r.pattern == Pattern::StreamRtt && r.batch.is_none() && r.transfer == ipcbench_api::Transfer::Copy
+        })
         .min_by_key(|r| r.size)
         .map(|r| (r.case.as_str(), r.size))
 }

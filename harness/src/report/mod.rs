@@ -20,6 +20,7 @@ mod families;
 mod faq;
 mod floor;
 mod html;
+mod loans;
 pub mod markdown;
 pub mod model;
 mod page;
@@ -214,7 +215,7 @@ impl<'a> View<'a> {
     /// What a case's table and chart gather it under (its pattern, or the batch cases).
     pub fn gathered(&self, case: &str) -> Option<Gathered> {
         let r = self.sources.iter().flat_map(|s| &s.doc.results).find(|r| r.case == case)?;
-        Some(Gathered::of(r.pattern, r.batch.is_some()))
+        Some(Gathered::of(r))
     }
 
     /// Every source's results, in the sources' order: what the analysis of standings reads.
@@ -311,11 +312,7 @@ mod tests {
         assert_eq!(links, sections);
         assert!(sections.len() >= 14, "{sections:?}");
         let present = |f: families::Family| {
-            sources[0]
-                .doc
-                .results
-                .iter()
-                .any(|r| families::Family::of(Gathered::of(r.pattern, r.batch.is_some())) == f)
+            sources[0].doc.results.iter().any(|r| families::Family::of(Gathered::of(r)) == f)
         };
         for f in families::Family::ALL.into_iter().filter(|&f| present(f)) {
             let Some(section) = page.descendants().find(|n| n.attribute("id") == Some(f.anchor())) else {

@@ -271,15 +271,18 @@ pub fn case_table(view: &View) -> Table {
 
 /// A row per library, a column per pattern: whether it has it, and how.
 pub fn capability_table(libraries: &[LibraryRecord]) -> Table {
+    // A column no library's record holds (the loans, in a file from before them) is left out.
+    let columns: Vec<Column> =
+        Column::ALL.into_iter().filter(|&c| libraries.iter().any(|l| l.capability(c).is_some())).collect();
     let header =
-        std::iter::once("library".to_string()).chain(Column::ALL.map(|c| c.title().to_string())).collect();
+        std::iter::once("library".to_string()).chain(columns.iter().map(|c| c.title().to_string())).collect();
     let rows = libraries
         .iter()
         .map(|lib| {
             let label =
                 Cell::Library { id: lib.id.clone(), name: lib.name.clone(), version: lib.version.clone() };
             std::iter::once(label)
-                .chain(Column::ALL.map(|c| match lib.capability(c) {
+                .chain(columns.iter().map(|&c| match lib.capability(c) {
                     Some(c) => Cell::Support { supported: c.supported, text: c.text.clone() },
                     None => Cell::Empty,
                 }))

@@ -11,7 +11,7 @@ use super::families::{self, Family, FamilyTable};
 use super::faq::{Answer, Questions};
 use super::model::{self, Table};
 use super::plot::{Chart, Place};
-use super::{cost, floor, scaling, sizes, spectrum, summary, tables};
+use super::{cost, floor, loans, scaling, sizes, spectrum, summary, tables};
 use crate::results::LibraryRecord;
 
 /// A report, ready for any format.
@@ -129,6 +129,16 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
             Place::Sizes.title(),
             vec![at(Place::Sizes), Block::Table(sizes::table(view)), Block::Method(sizes::SIZES.into())],
         ));
+    }
+    if loans::present(view) {
+        let (f, mut t) = (Family::Loans, loans::table(view));
+        let reasons = Block::Reasons(std::mem::take(&mut t.notes));
+        let mut blocks =
+            vec![at(Place::Family(f)), Block::Table(t), Block::Method(loans::LOANS.into()), reasons];
+        if charts.iter().any(|c| c.place == Place::Spectrum(f)) {
+            blocks.extend([Block::Note(spectrum::SPECTRA.into()), at(Place::Spectrum(f))]);
+        }
+        sections.push(section(f.anchor(), f.title(), blocks));
     }
     sections.push(section(
         "modes",

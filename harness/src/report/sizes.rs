@@ -17,7 +17,7 @@ use super::plot::{COLORS, Chart, DrawResult, Place, SANS, log_span, mode_color};
 use crate::format::{bandwidth, nanos, rate};
 use crate::matrix::{Pattern, size_label};
 use crate::results::{CaseResult, Status};
-use ipcbench_api::RecvMode;
+use ipcbench_api::{RecvMode, Transfer};
 
 pub const SIZES: &str = "Each library's stream rate, its bandwidth (rate × size) and its round trip's p50 \
 against the message size, in its better receive mode (log axes). The dashed black line is the machine's copy \
@@ -26,13 +26,13 @@ floor (one buffer copied into another at that size), the blue one its polling ro
 /// Streams at fewer sizes than this are cases, not a sweep.
 const SWEEP: usize = 3;
 
-/// The sizes the view's unbatched results of `pattern` have, smallest first.
-fn sizes(view: &View, pattern: Pattern) -> Vec<usize> {
+/// The sizes the view's unbatched results of `pattern` moved by `transfer` have, smallest first.
+pub(super) fn sizes(view: &View, pattern: Pattern, transfer: Transfer) -> Vec<usize> {
     let mut out: Vec<usize> = view
         .sources
         .iter()
         .flat_map(|s| &s.doc.results)
-        .filter(|r| r.pattern == pattern && r.batch.is_none())
+        .filter(|r| r.pattern == pattern && r.batch.is_none() && r.transfer == transfer)
         .map(|r| r.size)
         .collect();
     out.sort_unstable();
@@ -42,21 +42,23 @@ fn sizes(view: &View, pattern: Pattern) -> Vec<usize> {
 
 /// Whether the view holds a sweep.
 pub fn present(view: &View) -> bool {
-    sizes(view, Pattern::Stream).len() >= SWEEP
+    sizes(view, Pattern::Stream, Transfer::Copy).len() >= SWEEP
 }
 
-/// The view's result of `pattern` at `size` in column `col`.
-fn at<'a>(
+/// The view's result of `pattern` moved by `transfer` at `size` in column `col`.
+pub(super) fn at<'a>(
     view: &View<'a>,
-    pattern: Pattern,
+    (pattern, transfer): (Pattern, Transfer),
     size: usize,
     (lib, s): &(String, usize),
 ) -> Option<&'a CaseResult> {
-    view.sources[*s]
-        .doc
-        .results
-        .iter()
-        .find(|r| r.pattern == pattern && r.batch.is_none() && r.size == size && &r.library == lib)
+    view.sources[*s].doc.results.iter().find(|r| {
+        r.pattern == pattern
+            && r.batch.is_none()
+            && r.transfer == transfer
+            && r.size == size
+            && &r.library == lib
+    })
 }
 
 /// A stream's bandwidth: its rate times its size.
@@ -68,12 +70,12 @@ fn bytes_per_s(r: &CaseResult) -> Option<f64> {
 pub fn table(view: &View) -> Table {
     let mut header = vec!["stream size".to_string()];
     header.extend(view.columns.iter().map(|c| view.column_label(c)));
-    let rows = sizes(view, Pattern::Stream)
+    let rows = sizes(view, Pattern::Stream, Transfer::Copy)
         .into_iter()
         .map(|size| {
             let mut row = vec![Cell::Text(size_label(size))];
             for col in &view.columns {
-                row.push(match at(view, Pattern::Stream, size, col) {
+                row.push(match at(view, (Pattern::Stream, Transfer::Copy), size, col) {
                     Some(r) if r.status == Status::Ok => match (r.median, bytes_per_s(r)) {
                         (Some(f), Some(b)) => Cell::Text(format!("{}, {}", rate(f.msgs_per_s), bandwidth(b))),
                         _ => Cell::Empty,
@@ -90,36 +92,45 @@ pub fn table(view: &View) -> Table {
 }
 
 /// A line: (label, color, [(size, value)]).
-type Line = (String, RGBColor, Vec<(f64, f64)>);
-type Lines = Vec<Line>;
+pub(super) type Line = (String, RGBColor, Vec<(f64, f64)>);
+pub(super) type Lines = Vec<Line>;
 
-fn lines(view: &View, pattern: Pattern, value: impl Fn(&CaseResult) -> Option<f64>) -> Lines {
-    let sizes = sizes(view, pattern);
+/// A line per library of `pattern`'s results moved by `transfer` against their size, labelled
+/// `{library}{suffix}`.
+pub(super) fn lines(
+    view: &View,
+    (pattern, transfer): (Pattern, Transfer),
+    suffix: &str,
+    value: impl Fn(&CaseResult) -> Option<f64>,
+) -> Lines {
+    let sizes = sizes(view, pattern, transfer);
     let mut out = Vec::new();
     for col in &view.columns {
         let color = COLORS[view.libraries.iter().position(|l| *l == col.0).unwrap_or(0) % COLORS.len()];
         let points: Vec<(f64, f64)> = sizes
             .iter()
             .filter_map(|&size| {
-                let r = at(view, pattern, size, col).filter(|r| r.status == Status::Ok)?;
+                let r = at(view, (pattern, transfer), size, col).filter(|r| r.status == Status::Ok)?;
                 Some((size as f64, value(r).filter(|v| *v > 0.0)?))
             })
             .collect();
         if !points.is_empty() {
-            out.push((view.column_label(col), color, points));
+            out.push((format!("{}{suffix}", view.column_label(col)), color, points));
         }
     }
     out
 }
 
-struct Panel {
-    title: &'static str,
-    unit: &'static str,
+pub(super) struct Panel {
+    pub title: &'static str,
+    pub unit: &'static str,
     /// Where the legend covers the fewest lines.
-    legend: SeriesLabelPosition,
-    lines: Lines,
+    pub legend: SeriesLabelPosition,
+    pub lines: Lines,
+    /// Lines drawn dashed in their library's colour (the loan mode's, beside the copies).
+    pub dashed: Lines,
     /// A reference line: its label and its (size, value) points.
-    floor: Option<Line>,
+    pub floor: Option<Line>,
 }
 
 /// `sizes.svg` and `sizes.png`, or nothing when the view holds no sweep.
@@ -128,7 +139,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         return Ok(None);
     }
     let floors = (0..view.sources.len()).filter_map(|s| floor::floors(view, s)).next();
-    let stream_sizes = sizes(view, Pattern::Stream);
+    let stream_sizes = sizes(view, Pattern::Stream, Transfer::Copy);
     let copy = floors.as_ref().map(|f| {
         let points: Vec<(f64, f64)> = stream_sizes
             .iter()
@@ -136,7 +147,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
             .collect();
         ("copy floor".to_string(), BLACK, points)
     });
-    let rtt_sizes = sizes(view, Pattern::StreamRtt);
+    let rtt_sizes = sizes(view, Pattern::StreamRtt, Transfer::Copy);
     let polling = floors.as_ref().and_then(|f| f.of(RecvMode::Polling)).map(|t| {
         let points = rtt_sizes.iter().map(|&s| (s as f64, t.p50_ns / 1e3)).collect();
         (format!("polling floor {}", nanos(t.p50_ns)), mode_color(RecvMode::Polling), points)
@@ -146,14 +157,16 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
             title: "Stream rate",
             unit: "M msg/s",
             legend: SeriesLabelPosition::LowerLeft,
-            lines: lines(view, Pattern::Stream, |r| Some(r.median?.msgs_per_s / 1e6)),
+            lines: lines(view, (Pattern::Stream, Transfer::Copy), "", |r| Some(r.median?.msgs_per_s / 1e6)),
+            dashed: Vec::new(),
             floor: None,
         },
         Panel {
             title: "Stream bandwidth",
             unit: "MB/s",
             legend: SeriesLabelPosition::UpperLeft,
-            lines: lines(view, Pattern::Stream, |r| Some(bytes_per_s(r)? / 1e6)),
+            lines: lines(view, (Pattern::Stream, Transfer::Copy), "", |r| Some(bytes_per_s(r)? / 1e6)),
+            dashed: Vec::new(),
             floor: copy.filter(|c| !c.2.is_empty()),
         },
     ];
@@ -162,7 +175,8 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
             title: "Round trip p50",
             unit: "µs",
             legend: SeriesLabelPosition::LowerRight,
-            lines: lines(view, Pattern::StreamRtt, |r| Some(r.median?.p50_ns? / 1e3)),
+            lines: lines(view, (Pattern::StreamRtt, Transfer::Copy), "", |r| Some(r.median?.p50_ns? / 1e3)),
+            dashed: Vec::new(),
             floor: polling,
         });
     }
@@ -172,30 +186,38 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         size_label(stream_sizes[0]),
         size_label(*stream_sizes.last().expect("a sweep has sizes"))
     );
-    let (svg, png) = (dir.join("sizes.svg"), dir.join("sizes.png"));
+    let chart = Chart { name: "sizes".into(), title, place: Place::Sizes };
+    draw_panels(dir, chart, "one line per library, its better receive mode; both axes logarithmic", &panels)
+        .map(Some)
+}
+
+/// `{name}.svg` and `{name}.png`: the panels one above the other, under a title and a subtitle.
+pub(super) fn draw_panels(dir: &Path, chart: Chart, subtitle: &str, panels: &[Panel]) -> Result<Chart> {
+    let (svg, png) = (dir.join(format!("{}.svg", chart.name)), dir.join(format!("{}.png", chart.name)));
     let size = (1100, 90 + 430 * panels.len() as u32);
-    plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &panels)
+    plot(SVGBackend::new(&svg, size).into_drawing_area(), (&chart.title, subtitle), panels)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    super::plot::png(&png, size, |root| plot(root, &title, &panels))?;
-    Ok(Some(Chart { name: "sizes".into(), title, place: Place::Sizes }))
+    super::plot::png(&png, size, |root| plot(root, (&chart.title, subtitle), panels))?;
+    Ok(chart)
 }
 
 fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
-    title: &str,
+    (title, subtitle): (&str, &str),
     panels: &[Panel],
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
     let (top, rest) = root.split_vertically(60);
     top.draw(&Text::new(title.to_string(), (20, 14), (SANS, 20).into_font()))?;
-    top.draw(&Text::new(
-        "one line per library, its better receive mode; both axes logarithmic".to_string(),
-        (20, 40),
-        (SANS, 14).into_font(),
-    ))?;
+    top.draw(&Text::new(subtitle.to_string(), (20, 40), (SANS, 14).into_font()))?;
     let areas = rest.split_evenly((panels.len(), 1));
     for (panel, area) in panels.iter().zip(areas) {
-        let all = panel.lines.iter().chain(panel.floor.iter()).flat_map(|l| l.2.iter().copied());
+        let all = panel
+            .lines
+            .iter()
+            .chain(&panel.dashed)
+            .chain(panel.floor.iter())
+            .flat_map(|l| l.2.iter().copied());
         if all.clone().next().is_none() {
             continue;
         }
@@ -227,6 +249,20 @@ fn plot<DB: DrawingBackend>(
                 .label(label.clone())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], style));
             chart.draw_series(points.iter().map(|p| Circle::new((p.0.log2(), p.1), 3, color.filled())))?;
+        }
+        for (label, color, points) in &panel.dashed {
+            let style = ShapeStyle::from(color).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(points.iter().map(|p| (p.0.log2(), p.1)), 8, 5, style))?
+                .label(label.clone())
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new([(0, 0), (7, 0)], style)
+                        + PathElement::new([(11, 0), (18, 0)], style)
+                });
+            chart.draw_series(
+                points.iter().map(|p| TriangleMarker::new((p.0.log2(), p.1), 4, color.filled())),
+            )?;
         }
         if let Some((label, color, points)) = &panel.floor {
             let style = ShapeStyle::from(color).stroke_width(1);

@@ -89,7 +89,8 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &lines)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         super::plot::png(&png, size, |root| plot(root, &title, &lines))?;
-        charts.push(Chart { name, title, place: Place::Spectrum(Family::of(Gathered::Pattern(pattern))) });
+        let family = Family::of(view.gathered(case).unwrap_or(Gathered::Pattern(pattern)));
+        charts.push(Chart { name, title, place: Place::Spectrum(family) });
     }
     Ok(charts)
 }

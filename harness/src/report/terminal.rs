@@ -137,6 +137,16 @@ pub fn medians(source: &Source, wide: bool, width: usize) -> String {
             .map(|f| (f, families::table(&view, f)))
             .filter(|(_, t)| !t.rows.is_empty())
             .map(|(f, t)| Section { id: f.anchor(), title: f.title(), blocks: vec![Block::Family(t)] })
+            .chain(super::loans::present(&view).then(|| {
+                let mut t = super::loans::table(&view);
+                let reasons = Block::Reasons(std::mem::take(&mut t.notes));
+                let title = format!("{} (copy → loan, what the loan bought)", Family::Loans.title());
+                Section {
+                    id: Family::Loans.anchor(),
+                    title: Family::Loans.title(),
+                    blocks: vec![Block::Note(title), Block::Table(t), reasons],
+                }
+            }))
             .collect()
     };
     let mut legend = Vec::new();

@@ -80,12 +80,26 @@ pub const BATCHES: Shows = Shows {
     line: Line::Rate,
 };
 
-/// What a table or chart gathers a case under: its pattern, or the batch cases of every pattern
-/// together. The family tables and the charts both group by it.
+/// The loan cases, in "Copy against loan": what `compare` holds of them (their table and chart
+/// are loans.rs's, each beside its copy).
+pub const LOANS: Shows = Shows {
+    rows: &[(MsgsPerS, "rate"), (P50Ns, "p50")],
+    compared: &[MsgsPerS, P50Ns, CpuNsPerMsg],
+    chart: Title::AfterFamily("loan against copy"),
+    panels: &[RATE],
+    floors_on: None,
+    copy_floor: false,
+    line: Line::Rate,
+};
+
+/// What a table or chart gathers a case under: its pattern, the batch cases of every pattern
+/// together, or the loan cases (shown in "Copy against loan" beside their copies, in no family
+/// table or chart of their own). The family tables and the charts both group by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gathered {
     Pattern(Pattern),
     Batches,
+    Loans,
 }
 
 impl Gathered {
@@ -94,23 +108,31 @@ impl Gathered {
         Pattern::ALL.into_iter().map(Gathered::Pattern).chain([Gathered::Batches])
     }
 
-    /// A result's: its pattern's, or the batches' for a batch case.
-    pub fn of(pattern: Pattern, batch: bool) -> Gathered {
-        if batch { Gathered::Batches } else { Gathered::Pattern(pattern) }
+    /// A result's: its pattern's, the batches' for a batch case, the loans' for a loan case.
+    pub fn of(r: &super::CaseResult) -> Gathered {
+        if r.transfer == ipcbench_api::Transfer::Loan {
+            Gathered::Loans
+        } else if r.batch.is_some() {
+            Gathered::Batches
+        } else {
+            Gathered::Pattern(r.pattern)
+        }
     }
 
     pub fn shows(self) -> Shows {
         match self {
             Gathered::Pattern(p) => shows(p),
             Gathered::Batches => BATCHES,
+            Gathered::Loans => LOANS,
         }
     }
 
-    /// A chart's file name: `stream`, `batch`.
+    /// A chart's file name: `stream`, `batch`, `loan`.
     pub fn name(self) -> &'static str {
         match self {
             Gathered::Pattern(p) => p.as_str(),
             Gathered::Batches => "batch",
+            Gathered::Loans => "loan",
         }
     }
 }

@@ -219,6 +219,7 @@ fn capability_of<'a>(doc: &'a Value, r: &Value) -> &'a Value {
     let record = doc["libraries"].as_array().unwrap().iter().find(|l| l["id"] == *lib).unwrap();
     let key = match r["pattern"].as_str().unwrap() {
         _ if r.get("batch").is_some() && record["capabilities"]["batch"]["supported"] == false => "batch",
+        _ if r["transfer"] == "loan" && record["capabilities"]["loan"]["supported"] == false => "loan",
         "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
         "broadcast" => "broadcast/lossy",
         "latency" | "connect" => "stream",
@@ -370,6 +371,7 @@ mod faults;
 mod host;
 mod input;
 mod latency;
+mod loans;
 mod matrix;
 mod package;
 mod report;

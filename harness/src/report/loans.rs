@@ -1,0 +1,130 @@
+//! "Copy against loan": each loan case (`loan/stream/64KiB`: the library's in-place calls on
+//! both ends) beside the copy it answers (`stream/64KiB`), library by library: both figures and
+//! what the loan bought; and, where the loans span several sizes, the stream rate and the round
+//! trip against the size, each library's copy solid and its loan dashed. The loans are ranked
+//! nowhere else: every other table, chart and count holds the copies alone.
+
+use std::path::Path;
+
+use anyhow::Result;
+use ipcbench_api::Transfer;
+use plotters::prelude::SeriesLabelPosition;
+
+use super::View;
+use super::model::{self, Cell, Table};
+use super::plot::{Chart, Place};
+use super::sizes::{self, Panel};
+use crate::format::{nanos, rate};
+use crate::matrix::{LOAN_PREFIX, Pattern};
+use crate::report::families::Family;
+use crate::results::shows::Gathered;
+use crate::results::{CaseResult, Status};
+
+pub const LOANS: &str = "Streams and round trips whose ends write and read in the library's own memory (a loan \
+case, loan/…: the sender writes each message where the library lends it, the receiver reads it where it lies) \
+beside the same case copied through each role's own buffers, the method of every other table. Both write every \
+byte of every message and check every byte that arrives. Each cell is copy → loan, in the better receive mode \
+of each, and in brackets what the loan bought: the loan's rate over the copy's, or the copy's p50 over the \
+loan's (above 1×: the loan is faster). A library without in-place calls, or a message over what it lends, is a \
+dash with the reason.";
+
+/// Whether the view holds a loan case.
+pub fn present(view: &View) -> bool {
+    view.sources.iter().flat_map(|s| &s.doc.results).any(|r| r.transfer == Transfer::Loan)
+}
+
+/// The figure a loan case is judged by, and whether more is better.
+fn figure(r: &CaseResult) -> Option<(f64, bool)> {
+    let m = r.median?;
+    match r.pattern {
+        Pattern::StreamRtt => m.p50_ns.map(|p| (p, false)),
+        _ => Some((m.msgs_per_s, true)),
+    }
+}
+
+/// A rate without its unit (the row's figure names it), or a time.
+fn text(v: f64, rate_like: bool) -> String {
+    if rate_like { rate(v).trim_end_matches(" msg/s").to_string() } else { nanos(v) }
+}
+
+/// A row per loan case, a column per library: copy → loan (what the loan bought).
+pub fn table(view: &View) -> Table {
+    let mut header = vec!["case".to_string(), "figure".to_string()];
+    header.extend(view.columns.iter().map(|c| view.column_label(c)));
+    let mut t = Table { header, rows: Vec::new(), notes: Vec::new() };
+    let loans = view.cases.iter().filter(|c| view.gathered(c) == Some(Gathered::Loans));
+    for case in loans {
+        let copy = case.strip_prefix(LOAN_PREFIX).unwrap_or(case);
+        let round_trip = view.pattern(case) == Some(Pattern::StreamRtt);
+        let mut row = vec![
+            Cell::Text(copy.to_string()),
+            Cell::Text(if round_trip { "p50" } else { "rate (msg/s)" }.into()),
+        ];
+        for (lib, s) in &view.columns {
+            let (c, l) = (view.result(copy, lib, *s), view.result(case, lib, *s));
+            row.push(match l {
+                None => Cell::Empty,
+                Some(l) if l.status == Status::Unsupported => Cell::Dash {
+                    note: model::note(&mut t.notes, format!("{lib}: {}", l.reason.as_deref().unwrap_or(""))),
+                },
+                Some(l) if l.status != Status::Ok => Cell::Text(format!(
+                    "{} ({})",
+                    l.status.as_str(),
+                    model::note(&mut t.notes, format!("{lib} {case}: {}", l.reason.as_deref().unwrap_or("")))
+                )),
+                Some(l) => cell(c.filter(|c| c.status == Status::Ok).and_then(figure), figure(l)),
+            });
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// Copy → loan (×what the loan bought), or the loan alone where the copy is missing.
+fn cell(copy: Option<(f64, bool)>, loan: Option<(f64, bool)>) -> Cell {
+    match (copy, loan) {
+        (Some((c, better_up)), Some((l, _))) if c > 0.0 && l > 0.0 => {
+            let bought = if better_up { l / c } else { c / l };
+            Cell::Text(format!("{} → {} ({bought:.2}×)", text(c, better_up), text(l, better_up)))
+        }
+        (None, Some((l, better_up))) => Cell::Text(format!("loan {}", text(l, better_up))),
+        _ => Cell::Empty,
+    }
+}
+
+/// `loans.svg` and `loans.png`, where the loans span two sizes or more.
+pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
+    type Value = fn(&CaseResult) -> Option<f64>;
+    let stream: Value = |r| Some(r.median?.msgs_per_s / 1e6);
+    let round_trip: Value = |r| Some(r.median?.p50_ns? / 1e3);
+    let kinds = [
+        (Pattern::Stream, "Stream rate", "M msg/s", SeriesLabelPosition::LowerLeft, stream),
+        (Pattern::StreamRtt, "Round trip p50", "µs", SeriesLabelPosition::UpperLeft, round_trip),
+    ];
+    let panels: Vec<Panel> = kinds
+        .into_iter()
+        .filter(|k| sizes::sizes(view, k.0, Transfer::Loan).len() >= 2)
+        .map(|(pattern, title, unit, legend, value)| {
+            let dashed = sizes::lines(view, (pattern, Transfer::Loan), " loan", value);
+            // Each library with a loan line has its copy beside it; no other library's copy.
+            let lent =
+                |label: &str| dashed.iter().any(|d| d.0.strip_suffix(" loan") == label.strip_suffix(" copy"));
+            let lines = sizes::lines(view, (pattern, Transfer::Copy), " copy", value)
+                .into_iter()
+                .filter(|l| lent(&l.0))
+                .collect();
+            Panel { title, unit, legend, lines, dashed, floor: None }
+        })
+        .collect();
+    if panels.is_empty() {
+        return Ok(None);
+    }
+    let chart = Chart {
+        name: "loans".into(),
+        title: format!("{}: in place against copied", Family::Loans.title()),
+        place: Place::Family(Family::Loans),
+    };
+    let subtitle = "each library copied (solid) and in its own memory (dashed), its better receive mode; both axes \
+                    logarithmic";
+    sizes::draw_panels(dir, chart, subtitle, &panels).map(Some)
+}

@@ -1,0 +1,101 @@
+//! The loan mode: streams and round trips written and read in the library's own memory, beside
+//! their copies. Counts, dashes and the report's section; never a speed.
+
+use super::*;
+
+#[test]
+fn loans_run_beside_their_copies_and_dash_past_what_a_library_lends() {
+    let t = RunTest::new("loans");
+    let libs = "iceoryx2,fastipc,aeron,uds";
+    let cases = ["stream/1KiB", "stream/64KiB", "stream/16MiB", "stream-rtt/1KiB"];
+    let (pid, output, doc) =
+        short(&t.out, &[&["run", "--transfer", "copy,loan", "--lib", libs], &cases[..]].concat());
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let results = doc["results"].as_array().unwrap();
+    let mut names: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    names.dedup();
+    assert_eq!(
+        names,
+        [
+            "stream/1KiB",
+            "loan/stream/1KiB",
+            "stream/64KiB",
+            "loan/stream/64KiB",
+            "stream/16MiB",
+            "loan/stream/16MiB",
+            "stream-rtt/1KiB",
+            "loan/stream-rtt/1KiB"
+        ]
+    );
+    for r in results {
+        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        let loan = case.starts_with("loan/");
+        // A loan result says so; a copy's carries no transfer (the file's default).
+        assert_eq!(r.get("transfer").and_then(Value::as_str), loan.then_some("loan"), "{case} {lib}");
+        let dash = |words: &[&str]| {
+            assert_eq!(r["status"], "unsupported", "{case} {lib}");
+            let reason = r["reason"].as_str().unwrap();
+            assert!(words.iter().all(|w| reason.contains(w)), "{case} {lib}: {reason}");
+        };
+        match (loan, lib, r["size"].as_u64().unwrap()) {
+            (true, "uds", _) => dash(&["kernel copies"]),
+            // Aeron lends one frame: the MTU less its header; FastIPC one piece of its ring.
+            (true, "aeron", size) if size > 1376 => dash(&["try_claim", "at most 1376"]),
+            (true, "fastipc", size) if size > 262080 => {
+                dash(&["at most 262080", "max_piece", "never copied"])
+            }
+            _ => assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]),
+        }
+        if r["status"] != "ok" {
+            continue;
+        }
+        for run in r["modes"].as_array().unwrap().iter().flat_map(|m| m["runs"].as_array().unwrap()) {
+            let roles = run["roles"].as_array().unwrap();
+            let of = |role: &str, key: &str| {
+                roles.iter().find(|x| x["role"] == role).unwrap()[key].as_u64().unwrap()
+            };
+            if r["pattern"] == "stream" {
+                assert!(of("sender", "sent") > 0, "{case} {lib}");
+                assert_eq!(
+                    of("sender", "sent"),
+                    of("receiver", "received"),
+                    "{case} {lib}: every message, checked"
+                );
+            } else {
+                assert_eq!(
+                    of("pinger", "sent"),
+                    of("echo", "received"),
+                    "{case} {lib}: every request answered"
+                );
+            }
+        }
+    }
+    // The report holds the loans in their own section, beside their copies, and nowhere else.
+    let report = the_json_path(&t.out).with_extension("");
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    let section = md.split("## Copy against loan").nth(1).expect("a section of the loans");
+    let section = section.split("\n## ").next().unwrap();
+    assert!(section.contains("(charts/loans.png)"), "{section}");
+    let row = section.lines().find(|l| l.starts_with("| stream/1KiB |")).unwrap();
+    assert_eq!(row.matches(" → ").count(), 3, "iceoryx2, fastipc and aeron copied and lent: {row}");
+    assert!(section.contains("uds: the kernel copies"), "{section}");
+    let streams = md.split("## Streams and round trips").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(!streams.contains("loan/"), "the loans are not ranked with the copies: {streams}");
+    let svg = std::fs::read_to_string(report.join("charts/loans.svg")).unwrap();
+    for line in ["fastipc copy", "fastipc loan", "iceoryx2 loan"] {
+        assert!(svg.lines().any(|l| l.trim() == line), "{line} in loans.svg");
+    }
+    assert!(!svg.lines().any(|l| l.trim() == "uds copy"), "a library with no loan has no line");
+    t.nothing_left(pid);
+}
+
+#[test]
+fn the_loan_mode_alone_of_cases_without_one_is_refused() {
+    let out = out_dir("loan-refused");
+    let o = out.to_str().unwrap();
+    assert_refused(
+        &["run", "queue/1x1/16B", "--transfer", "loan", "--out", o],
+        &["--transfer loan", "streams and round trips"],
+    );
+    assert_refused(&["run", "stream/16B", "--transfer", "lend", "--out", o], &["--transfer", "copy, loan"]);
+}
