@@ -20,7 +20,7 @@ use crate::report::families::Family;
 use crate::results::shows::Gathered;
 use crate::results::{CaseResult, Status};
 
-pub const LOANS: &str = "Streams and round trips whose ends write and read in the library's own memory (a loan \
+pub const LOANS: &str = "Each stream and round trip whose ends write and read in the library's own memory (a loan \
 case, loan/…: the sender writes each message where the library lends it, the receiver reads it where it lies) \
 beside the same case copied through each role's own buffers, the method of every other table. Both write every \
 byte of every message and check every byte that arrives. Each cell is copy → loan, in the better receive mode \

@@ -17,6 +17,7 @@ mod file;
 mod host;
 mod settings;
 pub mod shows;
+mod text;
 
 pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
@@ -75,10 +76,10 @@ pub struct LibraryRecord {
     pub name: String,
     /// How its messages travel. A file written before kinds has none; the report takes it from
     /// the registry by id.
-    #[serde(default, with = "kind", skip_serializing_if = "Option::is_none")]
+    #[serde(default, with = "text::kind", skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
     pub version: String,
-    #[serde(with = "mode::each")]
+    #[serde(with = "text::mode::each")]
     pub receive_modes: Vec<RecvMode>,
     pub capabilities: BTreeMap<String, Capability>,
     pub configuration: BTreeMap<String, String>,
@@ -149,7 +150,7 @@ pub struct CaseResult {
     pub batch: Option<usize>,
     /// How its messages travelled: `loan` for a loan case (the library's in-place calls);
     /// absent, copied through each role's own buffers.
-    #[serde(default = "transfer::copied", skip_serializing_if = "transfer::is_copy", with = "transfer")]
+    #[serde(default = "text::copied", skip_serializing_if = "text::is_copy", with = "text::transfer")]
     pub transfer: Transfer,
     pub library: String,
     pub processes: usize,
@@ -162,7 +163,7 @@ pub struct CaseResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
     /// The receive mode whose median is the library's figure (the better).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "mode::or_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "text::mode::or_none")]
     pub best_mode: Option<RecvMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<Figures>,
@@ -211,7 +212,7 @@ impl CaseResult {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ModeResult {
-    #[serde(with = "mode")]
+    #[serde(with = "text::mode")]
     pub mode: RecvMode,
     pub runs: Vec<RunRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -403,95 +404,6 @@ impl RoleReport {
     /// "receiver 0": how reasons name the process.
     pub fn label(&self) -> String {
         self.role.label(self.index)
-    }
-}
-
-/// A result's transfer as the file writes it: `loan`, or nothing for a copy.
-mod transfer {
-    use ipcbench_api::Transfer;
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-    pub fn copied() -> Transfer {
-        Transfer::Copy
-    }
-
-    pub fn is_copy(t: &Transfer) -> bool {
-        *t == Transfer::Copy
-    }
-
-    pub fn serialize<S: Serializer>(t: &Transfer, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(t.as_str())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Transfer, D::Error> {
-        let text = String::deserialize(d)?;
-        Transfer::parse(&text).ok_or_else(|| D::Error::custom(format!("unknown transfer {text:?}")))
-    }
-}
-
-/// A library's kind as its text.
-mod kind {
-    use ipcbench_api::Kind;
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-    pub fn serialize<S: Serializer>(k: &Option<Kind>, s: S) -> Result<S::Ok, S::Error> {
-        match k {
-            Some(k) => s.serialize_some(k.as_str()),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Kind>, D::Error> {
-        match Option::<String>::deserialize(d)? {
-            None => Ok(None),
-            Some(text) => {
-                Kind::parse(&text).map(Some).ok_or_else(|| D::Error::custom(format!("unknown kind {text:?}")))
-            }
-        }
-    }
-}
-
-/// Receive modes as the file writes them: `waiting`, `polling`.
-mod mode {
-    use ipcbench_api::RecvMode;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
-
-    /// One mode as its text, for the `Option` and `Vec` fields below.
-    #[derive(Serialize, Deserialize)]
-    #[serde(transparent)]
-    struct Text(#[serde(with = "self")] RecvMode);
-
-    pub fn serialize<S: Serializer>(m: &RecvMode, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(m.as_str())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RecvMode, D::Error> {
-        let text = String::deserialize(d)?;
-        RecvMode::parse(&text).ok_or_else(|| D::Error::custom(format!("unknown receive mode {text:?}")))
-    }
-
-    pub mod or_none {
-        use super::*;
-
-        pub fn serialize<S: Serializer>(m: &Option<RecvMode>, s: S) -> Result<S::Ok, S::Error> {
-            m.map(Text).serialize(s)
-        }
-
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RecvMode>, D::Error> {
-            Ok(Option::<Text>::deserialize(d)?.map(|m| m.0))
-        }
-    }
-
-    pub mod each {
-        use super::*;
-
-        pub fn serialize<S: Serializer>(m: &[RecvMode], s: S) -> Result<S::Ok, S::Error> {
-            s.collect_seq(m.iter().map(|&m| Text(m)))
-        }
-
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RecvMode>, D::Error> {
-            Ok(Vec::<Text>::deserialize(d)?.into_iter().map(|m| m.0).collect())
-        }
     }
 }
 
