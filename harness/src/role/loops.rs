@@ -402,7 +402,7 @@ pub fn echo_loop<E: Tx + Rx, H: Echo>(ep: &mut E, mut echo: H, mut report: RoleR
     meter.begin_loop();
     loop {
         let (received, phase) =
-            echo.echo(ep).with_context(|| format!("answering its request number {}", got.received))?;
+            echo.echo(ep).with_context(|| format!("replying to its request number {}", got.received))?;
         match received {
             Received::Message(_) => {
                 got.received += 1;

@@ -84,8 +84,8 @@ impl Echo for Copied {
         let Received::Message(n) = got else { return Ok((got, WARMUP)) };
         let msg = arrived(&self.buf, n)?;
         ep.send(msg).with_context(|| match message::read(msg, size) {
-            Ok(h) => format!("replying to request {} of client {}", h.seq, h.sender),
-            Err(e) => format!("replying to a request that is not one ({e})"),
+            Ok(h) => format!("request {} of client {}", h.seq, h.sender),
+            Err(e) => format!("a request that is not one ({e})"),
         })?;
         Ok((got, message::phase(msg)))
     }
