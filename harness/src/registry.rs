@@ -103,12 +103,12 @@ pub fn remove_leftovers(id: &str, trial: &str) -> Vec<String> {
     find(id).map(|(e, _)| (e.remove_leftovers)(trial)).unwrap_or_default()
 }
 
-/// About how much of `/dev/shm` a trial of library `id` fills.
 /// The longest message library `id` lends memory for in this shape, and why (`None`: no limit).
 pub fn largest_loan(id: &str, shape: ipcbench_api::Shape, buffer: Option<usize>) -> Option<(usize, String)> {
     find(id).ok().and_then(|(e, _)| (e.largest_loan)(shape, buffer))
 }
 
+/// About how much of `/dev/shm` a trial of library `id` fills.
 pub fn shared_memory(id: &str, shape: ipcbench_api::Shape, size: usize, buffer: Option<usize>) -> u64 {
     find(id).map(|(e, _)| (e.shared_memory)(shape, size, buffer)).unwrap_or(0)
 }
