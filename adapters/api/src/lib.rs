@@ -116,6 +116,57 @@ pub enum Loaned<T> {
     Closed,
 }
 
+impl<T> Loaned<T> {
+    /// What the reader returned, turned by `f`; anything else as it was.
+    #[inline]
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Loaned<U> {
+        match self {
+            Loaned::Message(t) => Loaned::Message(f(t)),
+            Loaned::Empty => Loaned::Empty,
+            Loaned::Lost(n) => Loaned::Lost(n),
+            Loaned::Closed => Loaned::Closed,
+        }
+    }
+}
+
+impl<T, E> Loaned<Result<T, E>> {
+    /// A reader that failed, as the error; else what it read.
+    #[inline]
+    pub fn transpose(self) -> Result<Loaned<T>, E> {
+        match self {
+            Loaned::Message(read) => read.map(Loaned::Message),
+            Loaned::Empty => Ok(Loaned::Empty),
+            Loaned::Lost(n) => Ok(Loaned::Lost(n)),
+            Loaned::Closed => Ok(Loaned::Closed),
+        }
+    }
+}
+
+/// A copying receive as an in-place one whose reader returned the message's length.
+impl From<Received> for Loaned<usize> {
+    #[inline]
+    fn from(r: Received) -> Loaned<usize> {
+        match r {
+            Received::Message(n) => Loaned::Message(n),
+            Received::Empty => Loaned::Empty,
+            Received::Lost(n) => Loaned::Lost(n),
+            Received::Closed => Loaned::Closed,
+        }
+    }
+}
+
+impl From<Loaned<usize>> for Received {
+    #[inline]
+    fn from(l: Loaned<usize>) -> Received {
+        match l {
+            Loaned::Message(n) => Received::Message(n),
+            Loaned::Empty => Received::Empty,
+            Loaned::Lost(n) => Received::Lost(n),
+            Loaned::Closed => Received::Closed,
+        }
+    }
+}
+
 /// Sends one whole message from the caller's buffer, waiting for room if the channel is full.
 /// Every message of a case is `Setup::size` bytes long.
 pub trait Tx {
@@ -696,14 +747,10 @@ impl<T: Tx, R: Rx, K> Rx for Pair<T, R, K> {
         let (Some(tx), Some(rx)) = (&mut self.tx, &mut self.rx) else {
             bail!("an echo needs both halves of the stream");
         };
-        match rx.recv_loaned(|request| {
-            (request.len(), tx.send_loaned(request.len(), |reply| answer(request, reply)))
-        })? {
-            Loaned::Message((n, sent)) => sent.map(|()| Received::Message(n)),
-            Loaned::Empty => Ok(Received::Empty),
-            Loaned::Lost(n) => Ok(Received::Lost(n)),
-            Loaned::Closed => Ok(Received::Closed),
-        }
+        let echoed = rx.recv_loaned(|request| {
+            tx.send_loaned(request.len(), |reply| answer(request, reply)).map(|()| request.len())
+        })?;
+        echoed.transpose().map(Received::from)
     }
 }
 

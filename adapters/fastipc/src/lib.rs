@@ -94,10 +94,9 @@ impl Tx for Endpoint {
     /// `send_acquire` of the message's length in the ring, written there, then `commit`.
     #[inline]
     fn send_loaned<W: FnOnce(&mut [u8])>(&mut self, len: usize, write: W) -> Result<()> {
-        let most = self.conn.max_piece();
         let mut slot = match self.conn.send_acquire(len, fipc::FOREVER) {
             Ok(slot) => slot,
-            Err(e) => return Err(loan_error(e, len, most)),
+            Err(e) => return Err(loan_error(e, len, self.conn.max_piece())),
         };
         write(&mut slot[..len]);
         slot.commit(len).map_err(|e| anyhow!("fipc commit of {len} bytes: {e}"))
@@ -160,20 +159,16 @@ impl Rx for Endpoint {
     /// written in place on the other, the request released once the reply is committed.
     #[inline]
     fn echo_loaned<F: FnOnce(&[u8], &mut [u8])>(&mut self, answer: F) -> Result<Received> {
-        let most = self.conn.max_piece();
         let (tx, rx) = self.conn.split();
         let request = match rx.receive_acquire(self.receive_timeout) {
             Ok(request) => request,
-            Err(e) => {
-                return received_none::<()>(e).map(|none| match none {
-                    Loaned::Lost(n) => Received::Lost(n),
-                    Loaned::Closed => Received::Closed,
-                    Loaned::Empty | Loaned::Message(()) => Received::Empty,
-                });
-            }
+            Err(e) => return received_none(e).map(Received::from),
         };
         let len = request.len();
-        let mut reply = tx.send_acquire(len, fipc::FOREVER).map_err(|e| loan_error(e, len, most))?;
+        let mut reply = match tx.send_acquire(len, fipc::FOREVER) {
+            Ok(reply) => reply,
+            Err(e) => return Err(loan_error(e, len, tx.max_piece())),
+        };
         answer(&request, &mut reply[..len]);
         reply.commit(len).map_err(|e| anyhow!("fipc commit of {len} bytes: {e}"))?;
         drop(request);

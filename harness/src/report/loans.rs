@@ -17,8 +17,8 @@ use super::sizes::{self, Panel};
 use crate::format::{nanos, rate};
 use crate::matrix::{LOAN_PREFIX, Pattern};
 use crate::report::families::Family;
-use crate::results::shows::Gathered;
-use crate::results::{CaseResult, Status};
+use crate::results::shows::{Gathered, shows};
+use crate::results::{CaseResult, Measure, Status};
 
 pub const LOANS: &str = "Each stream and round trip whose ends write and read in the library's own memory (a loan \
 case, loan/…: the sender writes each message where the library lends it, the receiver reads it where it lies) \
@@ -33,18 +33,14 @@ pub fn present(view: &View) -> bool {
     view.sources.iter().flat_map(|s| &s.doc.results).any(|r| r.transfer == Transfer::Loan)
 }
 
-/// The figure a loan case is judged by, and whether more is better.
-fn figure(r: &CaseResult) -> Option<(f64, bool)> {
-    let m = r.median?;
-    match r.pattern {
-        Pattern::StreamRtt => m.p50_ns.map(|p| (p, false)),
-        _ => Some((m.msgs_per_s, true)),
-    }
+/// A result's figure of `m` (its pattern's ranked one), if it has it.
+fn figure(r: &CaseResult, m: Measure) -> Option<f64> {
+    m.get(r.median.as_ref()?)
 }
 
 /// A rate without its unit (the row's figure names it), or a time.
-fn text(v: f64, rate_like: bool) -> String {
-    if rate_like { rate(v).trim_end_matches(" msg/s").to_string() } else { nanos(v) }
+fn text(v: f64, m: Measure) -> String {
+    if m.higher_is_better() { rate(v).trim_end_matches(" msg/s").to_string() } else { nanos(v) }
 }
 
 /// A row per loan case, a column per library: copy → loan (what the loan bought).
@@ -55,11 +51,10 @@ pub fn table(view: &View) -> Table {
     let loans = view.cases.iter().filter(|c| view.gathered(c) == Some(Gathered::Loans));
     for case in loans {
         let copy = case.strip_prefix(LOAN_PREFIX).unwrap_or(case);
-        let round_trip = view.pattern(case) == Some(Pattern::StreamRtt);
-        let mut row = vec![
-            Cell::Text(copy.to_string()),
-            Cell::Text(if round_trip { "p50" } else { "rate (msg/s)" }.into()),
-        ];
+        // The figure the copy is ranked by: a stream's rate, a round trip's p50.
+        let (m, name) = shows(view.pattern(case).unwrap_or(Pattern::Stream)).rows[0];
+        let label = if m.higher_is_better() { format!("{name} (msg/s)") } else { name.to_string() };
+        let mut row = vec![Cell::Text(copy.to_string()), Cell::Text(label)];
         for (lib, s) in &view.columns {
             let (c, l) = (view.result(copy, lib, *s), view.result(case, lib, *s));
             row.push(match l {
@@ -72,7 +67,9 @@ pub fn table(view: &View) -> Table {
                     l.status.as_str(),
                     model::note(&mut t.notes, format!("{lib} {case}: {}", l.reason.as_deref().unwrap_or("")))
                 )),
-                Some(l) => cell(c.filter(|c| c.status == Status::Ok).and_then(figure), figure(l)),
+                Some(l) => {
+                    cell(c.filter(|c| c.status == Status::Ok).and_then(|c| figure(c, m)), figure(l, m), m)
+                }
             });
         }
         t.rows.push(row);
@@ -81,13 +78,13 @@ pub fn table(view: &View) -> Table {
 }
 
 /// Copy → loan (×what the loan bought), or the loan alone where the copy is missing.
-fn cell(copy: Option<(f64, bool)>, loan: Option<(f64, bool)>) -> Cell {
+fn cell(copy: Option<f64>, loan: Option<f64>, m: Measure) -> Cell {
     match (copy, loan) {
-        (Some((c, better_up)), Some((l, _))) if c > 0.0 && l > 0.0 => {
-            let bought = if better_up { l / c } else { c / l };
-            Cell::Text(format!("{} → {} ({bought:.2}×)", text(c, better_up), text(l, better_up)))
+        (Some(c), Some(l)) if c > 0.0 && l > 0.0 => {
+            let bought = if m.higher_is_better() { l / c } else { c / l };
+            Cell::Text(format!("{} → {} ({bought:.2}×)", text(c, m), text(l, m)))
         }
-        (None, Some((l, better_up))) => Cell::Text(format!("loan {}", text(l, better_up))),
+        (None, Some(l)) => Cell::Text(format!("loan {}", text(l, m))),
         _ => Cell::Empty,
     }
 }

@@ -26,7 +26,7 @@ use loops::{
     receive_loop, send_loop,
 };
 use taken::Taken;
-use transfer::{Copied, Lent};
+use transfer::{Copied, Echo, Lent, Put, Take};
 
 /// What the driver tells a child on its command line: the one definition of that command line,
 /// which clap parses and `to_args` writes.
@@ -147,72 +147,66 @@ pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     }
     let size = case.size;
     let me = index as u32;
-    if setup.transfer == Transfer::Loan {
-        return run_loaned::<L>(args, &setup, me).with_context(context);
-    }
-    let (sending, receiving) = (|| Copied::sending(size, me), || Copied::receiving(size));
-    let report = match args.role {
-        Role::Sender => {
-            lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, sending(), w, r))
+    let copied = || Copied::new(size, me);
+    let report = match (args.role, setup.transfer) {
+        (Role::Sender | Role::Receiver | Role::Pinger | Role::Echo, Transfer::Copy) => {
+            one_to_one::<L, _>(args, &setup, me, copied)
         }
-        Role::Receiver => lead(L::stream(&setup, Side::Accept), args, |rx, _, r| {
-            receive_loop(rx, receiving(), Ordered::default(), r)
-        }),
-        Role::Pinger => lead(L::stream(&setup, Side::Connect), args, |ep, w, r| {
-            call_loop(ep, sending(), receiving(), me, w, r)
-        }),
-        Role::Echo => lead(L::stream(&setup, Side::Accept), args, |ep, _, r| echo_loop(ep, receiving(), r)),
-        Role::Publisher => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, sending(), w, r)),
-        Role::Subscriber => {
+        (_, Transfer::Loan) => one_to_one::<L, _>(args, &setup, me, || Lent::new(size, me)),
+        (Role::Publisher, _) => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, copied(), w, r)),
+        (Role::Subscriber, _) => {
             let lossy = matches!(case.shape, Shape::Broadcast { lossy: true, .. });
             let sub = || L::subscriber(&setup);
             match (lossy, args.slow_work) {
-                (true, None) => {
-                    lead(sub(), args, |rx, _, r| receive_loop(rx, receiving(), Lossy::default(), r))
-                }
+                (true, None) => lead(sub(), args, |rx, _, r| receive_loop(rx, copied(), Lossy::default(), r)),
                 (false, None) => {
-                    lead(sub(), args, |rx, _, r| receive_loop(rx, receiving(), Ordered::default(), r))
+                    lead(sub(), args, |rx, _, r| receive_loop(rx, copied(), Ordered::default(), r))
                 }
                 (true, Some(work)) => lead(sub(), args, |rx, _, r| {
-                    receive_loop(rx, receiving(), Slow::new(Lossy::default(), work), r)
+                    receive_loop(rx, copied(), Slow::new(Lossy::default(), work), r)
                 }),
                 (false, Some(work)) => lead(sub(), args, |rx, _, r| {
-                    receive_loop(rx, receiving(), Slow::new(Ordered::default(), work), r)
+                    receive_loop(rx, copied(), Slow::new(Ordered::default(), work), r)
                 }),
             }
         }
-        Role::Producer => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, sending(), w, r)),
-        Role::Consumer => {
+        (Role::Producer, _) => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, copied(), w, r)),
+        (Role::Consumer, _) => {
             let producers = match case.shape {
                 Shape::Queue { producers, .. } => producers,
                 _ => bail!("a consumer in {}", case.name),
             };
             lead(L::consumer(&setup), args, |rx, _, r| {
                 let file = args.dir.join(format!("taken-consumer-{}", args.index));
-                receive_loop(rx, receiving(), Tally { taken: Taken::new(producers), file }, r)
+                receive_loop(rx, copied(), Tally { taken: Taken::new(producers), file }, r)
             })
         }
-        Role::Client => {
-            lead(L::client(&setup), args, |ep, w, r| call_loop(ep, sending(), receiving(), me, w, r))
+        (Role::Client, _) => {
+            lead(L::client(&setup), args, |ep, w, r| call_loop(ep, copied(), copied(), me, w, r))
         }
-        Role::Server => lead(L::server(&setup), args, |ep, _, r| echo_loop(ep, receiving(), r)),
+        (Role::Server, _) => lead(L::server(&setup), args, |ep, _, r| echo_loop(ep, copied(), r)),
     };
     report.with_context(context)
 }
 
-/// A loan case (a stream or round trip): both ends write and read in the library's memory.
-fn run_loaned<L: Library>(args: &ChildArgs, setup: &Setup, me: u32) -> Result<()> {
-    let lent = || Lent::new(setup.size, me);
+/// A stream's or round trip's role, each of its loops moving messages the way `way` makes
+/// (copied, or in the library's memory for a loan case).
+fn one_to_one<L: Library, W: Put + Take + Echo>(
+    args: &ChildArgs,
+    setup: &Setup,
+    me: u32,
+    way: impl Fn() -> W,
+) -> Result<()> {
     match args.role {
-        Role::Sender => lead(L::stream(setup, Side::Connect), args, |tx, w, r| send_loop(tx, lent(), w, r)),
+        Role::Sender => lead(L::stream(setup, Side::Connect), args, |tx, w, r| send_loop(tx, way(), w, r)),
         Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _, r| {
-            receive_loop(rx, lent(), Ordered::default(), r)
+            receive_loop(rx, way(), Ordered::default(), r)
         }),
         Role::Pinger => {
-            lead(L::stream(setup, Side::Connect), args, |ep, w, r| call_loop(ep, lent(), lent(), me, w, r))
+            lead(L::stream(setup, Side::Connect), args, |ep, w, r| call_loop(ep, way(), way(), me, w, r))
         }
-        Role::Echo => lead(L::stream(setup, Side::Accept), args, |ep, _, r| echo_loop(ep, lent(), r)),
-        other => bail!("a {} in the loan case {}", other.as_str(), args.case),
+        Role::Echo => lead(L::stream(setup, Side::Accept), args, |ep, _, r| echo_loop(ep, way(), r)),
+        other => bail!("a {} in the stream or round trip {}", other.as_str(), args.case),
     }
 }
 

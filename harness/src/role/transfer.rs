@@ -33,16 +33,11 @@ pub struct Copied {
 }
 
 impl Copied {
-    /// A sender's buffer: its index written once.
-    pub fn sending(size: usize, me: u32) -> Copied {
+    /// A role's buffer of one message, the sender's index written once (a receive overwrites it).
+    pub fn new(size: usize, me: u32) -> Copied {
         let mut buf = vec![0u8; size];
         message::init(&mut buf, me);
         Copied { buf }
-    }
-
-    /// A receiver's or an echo's buffer.
-    pub fn receiving(size: usize) -> Copied {
-        Copied { buf: vec![0u8; size] }
     }
 }
 
@@ -61,15 +56,9 @@ impl Put for Copied {
 impl Take for Copied {
     #[inline(always)]
     fn take<R: Rx>(&mut self, rx: &mut R) -> Result<Loaned<Header>> {
-        Ok(match rx.recv(&mut self.buf)? {
-            Received::Message(n) => {
-                let msg = arrived(&self.buf, n)?;
-                Loaned::Message(message::read(msg, self.buf.len()).map_err(|e| anyhow!(e))?)
-            }
-            Received::Empty => Loaned::Empty,
-            Received::Lost(n) => Loaned::Lost(n),
-            Received::Closed => Loaned::Closed,
-        })
+        let got = Loaned::from(rx.recv(&mut self.buf)?);
+        let buf = &self.buf;
+        got.map(|n| message::read(arrived(buf, n)?, buf.len()).map_err(|e| anyhow!(e))).transpose()
     }
 }
 
@@ -122,12 +111,7 @@ impl Take for Lent {
     #[inline(always)]
     fn take<R: Rx>(&mut self, rx: &mut R) -> Result<Loaned<Header>> {
         let size = self.size;
-        Ok(match rx.recv_loaned(|msg| message::read(msg, size))? {
-            Loaned::Message(h) => Loaned::Message(h.map_err(|e| anyhow!(e))?),
-            Loaned::Empty => Loaned::Empty,
-            Loaned::Lost(n) => Loaned::Lost(n),
-            Loaned::Closed => Loaned::Closed,
-        })
+        rx.recv_loaned(|msg| message::read(msg, size))?.transpose().map_err(|e| anyhow!(e))
     }
 }
 

@@ -33,6 +33,32 @@ pub fn placement(case: &Case, pin: Pin, cpus: &[usize]) -> String {
     format!("{shared}{}", each.join("; "))
 }
 
+/// Why a library cannot run a case, if it cannot: the pattern it lacks, a message larger than
+/// it carries, or (a loan case) larger than it lends.
+fn lacks(case: &Case, lib: &LibraryInfo, buffer: Option<usize>) -> Option<String> {
+    let support = case.support(&lib.capabilities);
+    if !support.is_yes() {
+        return Some(support.text().into());
+    }
+    if let Some((largest, why)) = &lib.largest_message
+        && case.size > *largest
+    {
+        return Some(format!("messages of {} bytes, where at most {largest} fit: {why}", case.size));
+    }
+    let lent = if case.transfer == Transfer::Loan {
+        registry::largest_loan(lib.id, case.shape, buffer)
+    } else {
+        None
+    };
+    match lent {
+        Some((largest, why)) if case.size > largest => Some(format!(
+            "a loan of {} bytes, where at most {largest} are lent: {why} (a loan is never copied in pieces)",
+            case.size
+        )),
+        _ => None,
+    }
+}
+
 /// One case for one library, before any trial: a dash (the library lacks the pattern or the
 /// size), a skip, or `Ok` with a place for each receive mode's runs.
 pub fn begin(
@@ -66,28 +92,9 @@ pub fn begin(
         host_state: None,
         modes: Vec::new(),
     };
-    let support = case.support(&lib.capabilities);
-    if !support.is_yes() {
+    if let Some(reason) = lacks(case, lib, buffer) {
         result.status = Status::Unsupported;
-        result.reason = Some(support.text().into());
-        return result;
-    }
-    if let Some((largest, why)) = &lib.largest_message
-        && case.size > *largest
-    {
-        result.status = Status::Unsupported;
-        result.reason = Some(format!("messages of {} bytes, where at most {largest} fit: {why}", case.size));
-        return result;
-    }
-    if case.transfer == Transfer::Loan
-        && let Some((largest, why)) = registry::largest_loan(lib.id, case.shape, buffer)
-        && case.size > largest
-    {
-        result.status = Status::Unsupported;
-        result.reason = Some(format!(
-            "a loan of {} bytes, where at most {largest} are lent: {why} (a loan is never copied in pieces)",
-            case.size
-        ));
+        result.reason = Some(reason);
         return result;
     }
     if let (Shape::Service { servers, .. }, Requests::ToEveryServer) = (case.shape, lib.requests)
