@@ -12,11 +12,9 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 [ -e /usr/include/bsd/string.h ] || need_apt+=(libbsd-dev)
 [ -e /usr/include/uuid/uuid.h ] || need_apt+=(uuid-dev)
 compgen -G "/usr/lib/llvm-*/lib/libclang.so" >/dev/null || need_apt+=(libclang-dev)
-# Boost.Interprocess is header-only: Debian's headers, compiled into a small C++ shim.
-[ -e /usr/include/boost/interprocess/ipc/message_queue.hpp ] || need_apt+=(libboost-dev)
 # The report's PNG charts carry DejaVu Sans, compiled in from here.
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
-# A newer cmake for Aeron comes from PyPI into a virtual environment (below).
+# A newer cmake for Aeron and Boost's headers come from PyPI into virtual environments (below).
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # Records the hypervisor and container in the results (optional, but cheap).
@@ -74,4 +72,23 @@ if ! cmake_at_least_3_30 cmake; then
     "$tool/bin/pip" install -q --disable-pip-version-check "cmake==3.31.6" >&2
   fi
   export CMAKE="$tool/bin/cmake"
+fi
+
+# Boost.Interprocess is header-only, compiled into a small C++ shim. Debian 12 has 1.74; PyPI's
+# boost-headers holds 1.85, pinned here and installed into .tools/boost (adapters/boost/build.rs
+# finds it there, or where BOOST_INCLUDE_DIR points).
+boost_version=1.85.0.post1
+boost_tool="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.tools/boost"
+if [ -z "${BOOST_INCLUDE_DIR:-}" ]; then
+  if [ "$(cat "$boost_tool/version" 2>/dev/null)" != "$boost_version" ]; then
+    echo "setup: installing Boost's headers $boost_version from PyPI into $boost_tool" >&2
+    rm -rf "$boost_tool"
+    python3 -m venv "$boost_tool/venv"
+    "$boost_tool/venv/bin/pip" install -q --disable-pip-version-check \
+      --target "$boost_tool/pkg" "boost-headers==$boost_version" >&2
+    rm -rf "$boost_tool/venv"
+    echo "$boost_version" > "$boost_tool/version"
+  fi
+  BOOST_INCLUDE_DIR="$boost_tool/pkg/boost_headers/include"
+  export BOOST_INCLUDE_DIR
 fi

@@ -69,7 +69,7 @@ pub struct Boost;
 /// A stream side: the queue it sends on, the queue it receives from.
 pub type Channel = Pair<Sender, Receiver, ()>;
 
-/// The version of the Boost headers the shim was compiled against, such as `1.74`.
+/// The version of the Boost headers the shim was compiled against, such as `1.85`.
 pub fn version() -> String {
     // SAFETY: the shim returns a static NUL-terminated string.
     let v = unsafe { CStr::from_ptr(ipcb_boost_version()) };
@@ -126,7 +126,7 @@ impl Library for Boost {
                 ),
                 ("max_msg_size", "the case's message size".into()),
                 ("priority", "0 for every message: first in, first out".into()),
-                ("headers", "the system's (Debian libboost-dev), compiled into a C++17 shim".into()),
+                ("headers", concat!(env!("IPCB_BOOST_HEADERS"), ", compiled into a C++17 shim").into()),
                 ("end of stream", "a message of zero bytes".into()),
             ],
         }

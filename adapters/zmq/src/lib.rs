@@ -1,4 +1,4 @@
-//! ipcbench adapter for ZeroMQ: libzmq 4.3.4, built from source by the `zmq` crate, over `ipc://`
+//! ipcbench adapter for ZeroMQ: libzmq 4.3.5, built from source by the `zmq` crate (zeromq-src 0.3.6), over `ipc://`
 //! endpoints (Unix sockets) in the trial's directory. One context, with its one I/O thread, per
 //! endpoint.
 //!
@@ -59,7 +59,9 @@ impl Library for Zmq {
             id: "zmq",
             kind: ipcbench_api::Kind::OverSockets,
             name: "ZeroMQ",
-            version: format!("{major}.{minor}.{patch} (libzmq built from source by crate zmq 0.10.0)"),
+            version: format!(
+                "{major}.{minor}.{patch} (libzmq built from source by crate zmq 0.10.0, zeromq-src 0.3.6)"
+            ),
             modes: &[RecvMode::Waiting, RecvMode::Polling],
             capabilities: Capabilities {
                 stream: Support::Yes("PUSH to PULL over ipc://, as libzmq's own throughput test"),
@@ -510,7 +512,7 @@ mod tests {
     #[test]
     fn the_defaults_recorded_are_the_defaults() {
         let info = Zmq::info();
-        assert!(info.version.starts_with("4.3.4 "), "{}", info.version);
+        assert!(info.version.starts_with("4.3.5 "), "{}", info.version);
         let context = zmq::Context::new();
         let socket = context.socket(zmq::PUSH).unwrap();
         assert_eq!((socket.get_sndhwm().unwrap(), socket.get_rcvhwm().unwrap()), (HWM, HWM));
