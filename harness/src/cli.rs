@@ -82,6 +82,11 @@ pub enum Command {
         /// fastipc, or when the files lack it the library on top most often).
         #[arg(long, value_name = "LIBRARY")]
         subject: Option<String>,
+        /// A Markdown file (README.md) whose blocks naming the one results file
+        /// (`<!-- ipcbench report results/run-<time>.json: <section> -->` ... `<!-- end of ipcbench
+        /// report -->`) are written again from its report.
+        #[arg(long, value_name = "FILE")]
+        readme: Option<PathBuf>,
     },
     /// Compares two results files: for each case, library, receive mode and figure both
     /// measured, the change with its interval and a verdict. Exits 1 when something is slower
@@ -156,10 +161,14 @@ pub fn main() -> ExitCode {
         Command::Sweep { sizes: list, rates: Some(rates), measure } => {
             measure_cases(measure.options(options::rates(&rates, list.as_deref())), None)
         }
-        Command::Report { files, out, versus, subject } => match report_of(&files, out, &versus, subject) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(e),
-        },
+        Command::Report { files, out, versus, subject, readme } => {
+            match report_of(&files, out, &versus, subject)
+                .and_then(|out| readme.map_or(Ok(()), |readme| readme_of(&files, &out, &readme)))
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
         Command::Compare { old, new, threshold, format, across_machines } => {
             match compare_files(&old, &new, threshold, &format, across_machines) {
                 Ok(slower) => ExitCode::from(u8::from(slower)),
@@ -230,7 +239,7 @@ fn report_of(
     out: Option<PathBuf>,
     versus: &[String],
     subject: Option<String>,
-) -> Result<()> {
+) -> Result<PathBuf> {
     let sources = report::load(files)?;
     let out = out.unwrap_or_else(|| report::default_out(files));
     let subject = match &subject {
@@ -239,6 +248,17 @@ fn report_of(
     };
     let written = report::build(&sources, &out, versus, &subject)?;
     console::say(&format!("ipcbench: the report ({} files) is in {}", written.len(), out.display()));
+    Ok(out)
+}
+
+/// `ipcbench report <file> --readme <FILE>`: the file's blocks written again from its report.
+fn readme_of(files: &[PathBuf], out: &Path, readme: &Path) -> Result<()> {
+    let [file] = files else {
+        bail!("--readme takes one results file, the one its blocks name; {} were given", files.len());
+    };
+    let sources = report::load(files)?;
+    let n = report::readme::update(&sources, file, out, readme)?;
+    console::say(&format!("ipcbench: wrote {n} blocks of {} from {}", readme.display(), file.display()));
     Ok(())
 }
 

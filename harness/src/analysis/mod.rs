@@ -15,6 +15,7 @@ use crate::noise::middle;
 use crate::results::{CaseResult, Figure, Figures, Receiving, RoleReport, RunRecord, Spread, Status};
 use crate::role::taken::{self, Taken};
 
+pub mod claims;
 pub mod standings;
 pub mod states;
 

@@ -70,7 +70,7 @@ pub(super) fn states(joint: Option<&Joint>, old: &Document, new: &Document) -> V
         let probed = |d: &Document| d.results.iter().any(crate::analysis::states::probed);
         return match (probed(old), probed(new)) {
             (true, false) | (false, true) => vec![
-                "Only one file's runs carry the host's probes: its states cannot be matched, so every run of both is                  compared."
+                "Only one file's runs carry the host's probes: its states cannot be matched, so every run of both is compared."
                     .into(),
             ],
             _ => Vec::new(),
@@ -83,7 +83,7 @@ pub(super) fn states(joint: Option<&Joint>, old: &Document, new: &Document) -> V
         .collect();
     let shared = js.states.iter().filter(|s| s.2 > 0 && s.3 > 0).count();
     vec![format!(
-        "The runs' probes, found together, show {} state(s) of the host: {}. Each figure is compared within the          state both files measured it in most ({shared} shared); a figure with none in common has no verdict.",
+        "The runs' probes, found together, show {} state(s) of the host: {}. Each figure is compared within the state both files measured it in most ({shared} shared); a figure with none in common has no verdict.",
         js.states.len(),
         each.join("; ")
     )]

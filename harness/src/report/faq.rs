@@ -56,7 +56,7 @@ pub fn versus(view: &View, text: &str) -> Result<(String, String)> {
     Ok((a.to_string(), b.to_string()))
 }
 
-fn name<'a>(view: &View<'a>, id: &'a str) -> &'a str {
+pub(super) fn name<'a>(view: &View<'a>, id: &'a str) -> &'a str {
     view.library(id).map_or(id, |(l, _)| l.name.as_str())
 }
 

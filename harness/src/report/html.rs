@@ -238,6 +238,15 @@ impl Format for Html<'_, '_> {
                     .collect();
                 format!("<dl>{items}</dl>")
             }
+            Block::Sentences(sentences) => {
+                let items: String = sentences
+                    .iter()
+                    .map(|s| {
+                        format!("<li>{} (<a href=\"#{}\">{}</a>)</li>", esc(&s.text), s.section, esc(s.title))
+                    })
+                    .collect();
+                format!("<ul class=\"note\">{items}</ul>")
+            }
         })
     }
 

@@ -60,8 +60,37 @@ fn family_table(t: &FamilyTable) -> String {
     format!("{}\n{legend}\n\n", render(&table))
 }
 
-/// `report.md`: each block followed by a blank line, each section under its `##` title.
-pub struct Markdown;
+/// `report.md`: each block followed by a blank line, each section under its `##` title. `root`
+/// is where the report's folder is from the page the Markdown is pasted in (the README's
+/// blocks: `results/run-<time>/`); none for `report.md` itself.
+#[derive(Default)]
+pub struct Markdown {
+    pub root: Option<String>,
+}
+
+/// The anchor a Markdown renderer (GitHub's) gives a heading: lower case, punctuation dropped,
+/// spaces as hyphens.
+pub fn anchor(title: &str) -> String {
+    title
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+impl Markdown {
+    fn chart(&self, name: &str) -> String {
+        format!("{}charts/{name}.png", self.root.as_deref().unwrap_or(""))
+    }
+
+    fn link(&self, title: &str) -> String {
+        match &self.root {
+            Some(root) => format!("{root}report.md#{}", anchor(title)),
+            None => format!("#{}", anchor(title)),
+        }
+    }
+}
 
 impl Format for Markdown {
     fn open(&self, page: &Page) -> String {
@@ -82,7 +111,7 @@ impl Format for Markdown {
     fn block(&self, block: &Block) -> Result<String> {
         Ok(match block {
             Block::Charts(charts) => {
-                charts.iter().map(|c| format!("![{}](charts/{}.png)\n\n", c.title, c.name)).collect()
+                charts.iter().map(|c| format!("![{}]({})\n\n", c.title, self.chart(&c.name))).collect()
             }
             Block::Table(t) => format!("{}\n", render(t)),
             Block::Family(t) => family_table(t),
@@ -102,6 +131,13 @@ impl Format for Markdown {
                 .collect(),
             Block::Questions(answers) => {
                 answers.iter().map(|a| format!("**{}**\n\n{}\n\n", a.question, a.answer)).collect()
+            }
+            Block::Sentences(sentences) => {
+                let items: String = sentences
+                    .iter()
+                    .map(|s| format!("- {} ([{}]({}))\n", md(&s.text), s.title, self.link(s.title)))
+                    .collect();
+                format!("{items}\n")
             }
         })
     }

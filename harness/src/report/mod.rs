@@ -6,18 +6,21 @@
 //! Several files (from several machines) merge into one report, a column per machine.
 //!
 //! `model` holds the cells and marks; `families` builds each family's table, `summary` the
-//! summary table, `faq` the answers, `tables` the buffers and machines tables, `floor` each
+//! summary table, `first` the first look's sentences, `claims` the versions and the comparison
+//! page's claims beside the run's, `faq` the answers, `tables` the buffers and machines tables, `floor` each
 //! latency figure's multiple of its machine's floor, `charts`, `scatter`, `sizes` and
 //! `spectrum` the charts (`timeline` the host's probes across a run), `csv` the medians file.
 //! `page` puts them in sections once, as data; `markdown`, `html` and `terminal` are the
 //! formats that page is rendered in (`terminal` also what a run prints: its lines, its closing
-//! tables, `ipcbench list`).
+//! tables, `ipcbench list`); `readme` writes a README's marked blocks as the page's sections.
 
 mod charts;
+mod claims;
 mod cost;
 mod csv;
 mod families;
 mod faq;
+mod first;
 mod floor;
 mod html;
 mod loans;
@@ -25,6 +28,7 @@ pub mod markdown;
 pub mod model;
 mod page;
 mod plot;
+pub mod readme;
 mod scaling;
 mod scatter;
 mod sizes;
@@ -118,7 +122,7 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subjec
         Ok(())
     };
     let page = page::page(&view, &charts, questions);
-    write("report.md", page::render(&page, &markdown::Markdown)?)?;
+    write("report.md", page::render(&page, &markdown::Markdown::default())?)?;
     write("medians.csv", csv::csv(&view)?)?;
     write("index.html", page::render(&page, &html::Html { view: &view })?)?;
     for c in &charts {

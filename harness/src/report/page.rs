@@ -9,9 +9,10 @@ use anyhow::Result;
 use super::View;
 use super::families::{self, Family, FamilyTable};
 use super::faq::{Answer, Questions};
+use super::first::{self, Sentence};
 use super::model::{self, Table};
 use super::plot::{Chart, Place};
-use super::{cost, floor, loans, scaling, sizes, spectrum, summary, tables};
+use super::{claims, cost, floor, loans, scaling, sizes, spectrum, summary, tables};
 use crate::results::LibraryRecord;
 
 /// A report, ready for any format.
@@ -44,6 +45,8 @@ pub enum Block {
     /// Each library's buffers, rings and settings, as the run recorded them.
     Settings(Vec<LibraryRecord>),
     Questions(Vec<Answer>),
+    /// Sentences, each pointing at the section that holds its figures.
+    Sentences(Vec<Sentence>),
 }
 
 /// How a page looks in one format. `render` calls these in the page's order.
@@ -91,21 +94,30 @@ fn section(id: &'static str, title: &'static str, blocks: Vec<Block>) -> Section
     let empty = |b: &Block| match b {
         Block::Charts(c) => c.is_empty(),
         Block::Reasons(r) => r.is_empty(),
+        Block::Sentences(s) => s.is_empty(),
         _ => false,
     };
     Section { id, title, blocks: blocks.into_iter().filter(|b| !empty(b)).collect() }
 }
 
-/// The report's page: where each library stands, a section per case family present, then
-/// sizes (when the files have several), receive modes, cost, capabilities, buffers, floors,
-/// machines and questions.
+/// The report's page: a first look (the chart placing every library and five sentences), where
+/// each library stands, a section per case family present, then sizes (when the files have
+/// several), receive modes, cost, capabilities, buffers, floors, machines, versions and the
+/// comparison page's claims beside this run's, and questions.
 pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
     let at = |place: Place| Block::Charts(charts.iter().filter(|c| c.place == place).cloned().collect());
-    let mut sections = vec![section(
-        "standing",
-        Place::Placing.title(),
-        vec![at(Place::Placing), Block::Table(summary::table(view)), Block::Note(standing_note(view))],
-    )];
+    let mut sections = vec![
+        section(
+            "first-look",
+            "First look",
+            vec![at(Place::Placing), Block::Sentences(first::sentences(view))],
+        ),
+        section(
+            "standing",
+            Place::Placing.title(),
+            vec![Block::Table(summary::table(view)), Block::Note(standing_note(view))],
+        ),
+    ];
     for f in Family::ALL {
         let mut t = families::table(view, f);
         if t.rows.is_empty() {
@@ -186,6 +198,16 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         Place::Host.title(),
         vec![Block::Table(tables::machine_table(view)), at(Place::Host), Block::Note(tables::versions(view))],
     ));
+    if let Some((t, note)) = claims::versions_table(view) {
+        sections.push(section("versions", "Library versions", vec![Block::Note(note), Block::Table(t)]));
+    }
+    if let Some((t, note)) = claims::claims_table(view) {
+        sections.push(section(
+            "claims",
+            "The comparison page's claims",
+            vec![Block::Table(t), Block::Method(note)],
+        ));
+    }
     sections.push(section(
         "questions",
         "Questions",
@@ -249,7 +271,7 @@ mod tests {
         let source = Source::committed("run-2026-12-02T01-50-18Z");
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
         let questions = Questions { about: String::new(), answers: Vec::new() };
-        let text = render(&page(&view, &[], questions), &Markdown).unwrap();
+        let text = render(&page(&view, &[], questions), &Markdown::default()).unwrap();
         let titles: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("## ")).collect();
         assert!(titles.len() >= 13, "{titles:?}");
         let sources = sources_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));

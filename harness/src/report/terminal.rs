@@ -212,6 +212,10 @@ impl Format for Terminal {
             Block::Questions(answers) => {
                 answers.iter().map(|a| format!("{}\n{}\n\n", a.question, wrap(&a.answer))).collect()
             }
+            Block::Sentences(sentences) => sentences
+                .iter()
+                .map(|s| format!("{}\n\n", wrap(&format!("{} ({})", s.text, s.title))))
+                .collect(),
         })
     }
 
