@@ -108,11 +108,11 @@ pub fn sentences(view: &View) -> Vec<Sentence> {
         if let Some((large, b)) = rest.last() {
             let moved = bandwidth(per_s(b) * *large as f64);
             if b.library == a.library {
-                text.push_str(&format!(", and at {} too ({moved})", size_label(*large)));
+                text.push_str(&format!(", and at {} too ({moved})", crate::format::bytes(*large as u64)));
             } else {
                 text.push_str(&format!(
                     "; at {} {} moves the most ({moved})",
-                    size_label(*large),
+                    crate::format::bytes(*large as u64),
                     name(view, &b.library)
                 ));
             }
