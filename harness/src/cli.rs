@@ -162,9 +162,7 @@ pub fn main() -> ExitCode {
             measure_cases(measure.options(options::rates(&rates, list.as_deref())), None)
         }
         Command::Report { files, out, versus, subject, readme } => {
-            match report_of(&files, out, &versus, subject)
-                .and_then(|out| readme.map_or(Ok(()), |readme| readme_of(&files, &out, &readme)))
-            {
+            match report_with_readme(&files, out, &versus, subject, readme.as_deref()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }
@@ -233,32 +231,46 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
     }
 }
 
-/// `ipcbench report`, and the end of every run: every artefact, from the JSON alone.
+/// `ipcbench report`, and the end of every run: every artefact, from the JSON alone; the folder
+/// it went into and what was built.
 fn report_of(
     files: &[PathBuf],
     out: Option<PathBuf>,
     versus: &[String],
     subject: Option<String>,
-) -> Result<PathBuf> {
+) -> Result<(PathBuf, report::Built)> {
     let sources = report::load(files)?;
     let out = out.unwrap_or_else(|| report::default_out(files));
     let subject = match &subject {
         Some(id) => report::Subject { id, named: true },
         None => report::Subject { id: registry::DEFAULT_SUBJECT, named: false },
     };
-    let written = report::build(&sources, &out, versus, &subject)?;
-    console::say(&format!("ipcbench: the report ({} files) is in {}", written.len(), out.display()));
-    Ok(out)
+    let built = report::build(&sources, &out, versus, &subject)?;
+    console::say(&format!("ipcbench: the report ({} files) is in {}", built.written.len(), out.display()));
+    Ok((out, built))
 }
 
-/// `ipcbench report <file> --readme <FILE>`: the file's blocks written again from its report.
-fn readme_of(files: &[PathBuf], out: &Path, readme: &Path) -> Result<()> {
-    let [file] = files else {
-        bail!("--readme takes one results file, the one its blocks name; {} were given", files.len());
+/// `ipcbench report`, and with `--readme FILE` that file's blocks written again from the page
+/// the report built.
+fn report_with_readme(
+    files: &[PathBuf],
+    out: Option<PathBuf>,
+    versus: &[String],
+    subject: Option<String>,
+    readme: Option<&Path>,
+) -> Result<()> {
+    let file = match (readme, files) {
+        (None, _) => None,
+        (Some(_), [file]) => Some(file),
+        (Some(_), _) => {
+            bail!("--readme takes one results file, the one its blocks name; {} were given", files.len())
+        }
     };
-    let sources = report::load(files)?;
-    let n = report::readme::update(&sources, file, out, readme)?;
-    console::say(&format!("ipcbench: wrote {n} blocks of {} from {}", readme.display(), file.display()));
+    let (out, built) = report_of(files, out, versus, subject)?;
+    if let (Some(readme), Some(file)) = (readme, file) {
+        let n = report::readme::update(&built.page, file, &out, readme)?;
+        console::say(&format!("ipcbench: wrote {n} blocks of {} from {}", readme.display(), file.display()));
+    }
     Ok(())
 }
 

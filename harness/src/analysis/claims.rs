@@ -80,30 +80,22 @@ pub struct Claim {
     pub kind: ClaimKind,
     pub said: String,
     pub a: String,
-    #[serde(default)]
     pub b: Option<String>,
     #[serde(default)]
     pub cases: Vec<String>,
-    #[serde(default)]
     pub top: Option<usize>,
-    #[serde(default)]
     pub of: Option<usize>,
-    #[serde(default)]
     pub low: Option<f64>,
-    #[serde(default)]
     pub high: Option<f64>,
-    #[serde(default)]
     pub by: Option<f64>,
-    #[serde(default)]
     pub b_mode: Option<String>,
-    #[serde(default)]
     pub factor: Option<Factor>,
 }
 
 impl Claim {
     /// The receive mode the page ran `b` in, where it says.
     pub fn b_mode(&self) -> Option<RecvMode> {
-        RecvMode::ALL.into_iter().find(|m| Some(m.as_str()) == self.b_mode.as_deref())
+        self.b_mode.as_deref().and_then(RecvMode::parse)
     }
 }
 
@@ -341,14 +333,13 @@ fn ratios<'c>(
     let mut reasons = Vec::new();
     for r in &failing {
         // Told apart or not, another mode or state is read by its ratio alone.
-        let apart = true;
         for (mode, x) in &r.modes {
-            if holds(claim, *x, apart) {
+            if holds(claim, *x, true) {
                 reasons.push(Reason::Mode { case: r.case.clone(), mode: *mode, value: *x });
             }
         }
         for (state, x) in &r.states {
-            if holds(claim, *x, apart) {
+            if holds(claim, *x, true) {
                 reasons.push(Reason::State { case: r.case.clone(), state: state.clone(), value: *x });
             }
         }

@@ -3,8 +3,6 @@
 //! this run's figure for the same comparison and a verdict (`analysis::claims` computes them;
 //! this words them). Of the view's first file: the page has one machine column to hold it to.
 
-use ipcbench_api::RecvMode;
-
 use super::View;
 use super::faq::name;
 use super::model::{Cell, Table};
@@ -114,13 +112,6 @@ fn reading(view: &View, c: &Claim, x: f64) -> String {
     }
 }
 
-fn mode_word(m: RecvMode) -> &'static str {
-    match m {
-        RecvMode::Waiting => "waiting",
-        RecvMode::Polling => "polling",
-    }
-}
-
 /// A case's ratio here: the judged figure, then each same-mode reading.
 fn ratio_text(view: &View, c: &Claim, r: &Ratio, named: bool) -> String {
     let mut text = if named { format!("{}: ", r.case) } else { String::new() };
@@ -130,7 +121,7 @@ fn ratio_text(view: &View, c: &Claim, r: &Ratio, named: bool) -> String {
         text.push_str(&format!(
             " against {} {}, as the page ran it ({} against its better mode)",
             name(view, b),
-            mode_word(m),
+            m.as_str(),
             reading(view, c, r.counted)
         ));
     }
@@ -138,7 +129,7 @@ fn ratio_text(view: &View, c: &Claim, r: &Ratio, named: bool) -> String {
         text.push_str(", level (within noise)");
     }
     let modes: Vec<String> =
-        r.modes.iter().map(|(m, x)| format!("both {} {}", mode_word(*m), reading(view, c, *x))).collect();
+        r.modes.iter().map(|(m, x)| format!("both {} {}", m.as_str(), reading(view, c, *x))).collect();
     if !modes.is_empty() {
         text.push_str(&format!(" ({})", modes.join(", ")));
     }
@@ -194,12 +185,18 @@ fn why(view: &View, data: &PageData, doc: &crate::results::Document, o: &Outcome
     }
     let c = o.claim;
     let b = c.b.as_deref().unwrap_or_default();
-    let mut said: Vec<String> = o
-        .reasons
-        .iter()
+    // Another mode or state per failing case: the first few, then how many more.
+    let turned = |r: &&Reason| matches!(r, Reason::Mode { .. } | Reason::State { .. });
+    let many = o.reasons.iter().filter(turned).count();
+    let mut seen = 0;
+    let shown = o.reasons.iter().filter(|r| {
+        seen += usize::from(turned(r));
+        !turned(r) || seen <= TURNS
+    });
+    let mut said: Vec<String> = shown
         .map(|r| match r {
             Reason::Mode { case, mode, value } => {
-                format!("receive mode: with both {}, {case} reads {}", mode_word(*mode), reading(view, c, *value))
+                format!("receive mode: with both {}, {case} reads {}", mode.as_str(), reading(view, c, *value))
             }
             Reason::State { case, state, value } => {
                 let counted = match &o.measured {
@@ -240,16 +237,7 @@ fn why(view: &View, data: &PageData, doc: &crate::results::Document, o: &Outcome
             }
         })
         .collect();
-    // Another mode or state per failing case: the first few, then how many more.
-    let turned = |r: &Reason| matches!(r, Reason::Mode { .. } | Reason::State { .. });
-    let many = o.reasons.iter().filter(|r| turned(r)).count();
     if many > TURNS {
-        let mut kept = 0;
-        let mut keep = o.reasons.iter().map(|r| {
-            kept += usize::from(turned(r));
-            !turned(r) || kept <= TURNS
-        });
-        said.retain(|_| keep.next().unwrap_or(true));
         said.push(format!("and {} more cases turn in another receive mode or host state", many - TURNS));
     }
     let measured = o.reasons.iter().any(|r| !matches!(r, Reason::Leaders(_)));

@@ -11,7 +11,7 @@ use super::faq::name;
 use super::plot::Place;
 use crate::analysis::{claims, median_goodness};
 use crate::format::{bandwidth, cores, nanos, rate};
-use crate::matrix::{self, Pattern, size_label};
+use crate::matrix::{Case, Pattern, size_label};
 use crate::results::{CaseResult, Status};
 
 /// One sentence and the section that holds its figures (its anchor and its title).
@@ -28,12 +28,10 @@ pub const SLEEPS: f64 = 1.5;
 
 /// The passed, ranked copy results of a case in the first file, the control aside, best first.
 fn ranked<'a>(view: &View<'a>, case: &str) -> Vec<&'a CaseResult> {
-    let Some(source) = view.sources.first() else { return Vec::new() };
-    let mut row: Vec<&CaseResult> = source
-        .doc
-        .results
-        .iter()
-        .filter(|r| r.case == case && r.transfer == Transfer::Copy && r.status == Status::Ok)
+    let mut row: Vec<&CaseResult> = view
+        .row(case, 0)
+        .into_iter()
+        .filter(|r| r.transfer == Transfer::Copy && r.status == Status::Ok)
         .filter(|r| r.host_state.as_ref().is_none_or(|s| s.ranked))
         .filter(|r| view.kind(&r.library) != Some(Kind::Control))
         .filter(|r| median_goodness(r).is_some())
@@ -42,17 +40,11 @@ fn ranked<'a>(view: &View<'a>, case: &str) -> Vec<&'a CaseResult> {
     row
 }
 
-/// The first file's plain cases of a pattern, smallest message first.
-fn plain(view: &View, pattern: Pattern) -> Vec<(String, usize)> {
-    let mut cases: Vec<(String, usize)> = view
-        .cases
-        .iter()
-        .filter_map(|n| matrix::find(n).ok())
-        .filter(|c| c.pattern() == pattern && c.batch == 1 && c.pairs.is_none() && c.slow == 0)
-        .filter(|c| c.transfer == Transfer::Copy && c.pace == matrix::Pace::Free)
-        .map(|c| (c.name, c.size))
-        .collect();
-    cases.sort_by_key(|c| c.1);
+/// The view's copied cases of a pattern (batch, pairs, slow and paced cases are patterns of
+/// their own, or aside), smallest message first.
+fn plain(view: &View, pattern: Pattern) -> Vec<Case> {
+    let mut cases: Vec<Case> = view.cases_of(pattern).filter(|c| c.transfer == Transfer::Copy).collect();
+    cases.sort_by_key(|c| c.size);
     cases
 }
 
@@ -75,7 +67,7 @@ pub fn sentences(view: &View) -> Vec<Sentence> {
     let mut say = |text: String, (section, title): (&'static str, &'static str)| {
         out.push(Sentence { text, section, title });
     };
-    let rtt = plain(view, Pattern::StreamRtt).into_iter().next();
+    let rtt = plain(view, Pattern::StreamRtt).into_iter().next().map(|c| (c.name, c.size));
     if let Some((case, size)) = &rtt {
         let row = ranked(view, case);
         if let [a, b, ..] = row.as_slice() {
@@ -95,7 +87,7 @@ pub fn sentences(view: &View) -> Vec<Sentence> {
     }
     let tops: Vec<(usize, &CaseResult)> = plain(view, Pattern::Stream)
         .iter()
-        .filter_map(|(case, size)| Some((*size, *ranked(view, case).first()?)))
+        .filter_map(|c| Some((c.size, *ranked(view, &c.name).first()?)))
         .collect();
     if let Some(((small, a), rest)) = tops.split_first() {
         let per_s = |r: &CaseResult| r.median.as_ref().map_or(0.0, |f| f.msgs_per_s);
@@ -146,13 +138,8 @@ pub fn sentences(view: &View) -> Vec<Sentence> {
         };
         say(text, ("modes", Place::Modes.title()));
     }
-    let widest = view
-        .cases
-        .iter()
-        .filter_map(|n| matrix::find(n).ok())
-        .filter(|c| {
-            c.batch == 1 && c.slow == 0 && c.pace == matrix::Pace::Free && c.transfer == Transfer::Copy
-        })
+    let widest = plain(view, Pattern::Broadcast)
+        .into_iter()
         .filter_map(|c| match c.shape {
             Shape::Broadcast { lossy: false, subscribers } => Some((subscribers, c.size, c.name)),
             _ => None,

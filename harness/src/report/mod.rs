@@ -105,9 +105,16 @@ pub fn default_out(paths: &[PathBuf]) -> PathBuf {
     }
 }
 
-/// Writes every artefact into `out`; returns the files written. The questions are asked of
-/// `subject`; `versus` names more pairs of libraries (`A,B`) they answer.
-pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subject) -> Result<Vec<PathBuf>> {
+/// What `build` made: the files written, and the page they render (what a README's blocks are
+/// written from, `readme::update`).
+pub struct Built {
+    pub written: Vec<PathBuf>,
+    pub page: page::Page,
+}
+
+/// Writes every artefact into `out`. The questions are asked of `subject`; `versus` names more
+/// pairs of libraries (`A,B`) they answer.
+pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subject) -> Result<Built> {
     let view = View::new(sources, out);
     let pairs = versus.iter().map(|v| faq::versus(&view, v)).collect::<Result<Vec<_>>>()?;
     let questions = faq::answers(&view, &pairs, subject)?;
@@ -129,7 +136,7 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subjec
         written.push(out.join("charts").join(format!("{}.svg", c.name)));
         written.push(out.join("charts").join(format!("{}.png", c.name)));
     }
-    Ok(written)
+    Ok(Built { written, page })
 }
 
 /// The results of every source, arranged as the tables show them.
@@ -355,7 +362,10 @@ mod tests {
             summary.descendants().filter(|n| n.has_tag_name("tr")).count(),
             1 + sources[0].doc.libraries.len()
         );
-        let e = build(&sources, &out, &[format!("{},nothing", b.id)], &subject).unwrap_err().to_string();
+        let Err(e) = build(&sources, &out, &[format!("{},nothing", b.id)], &subject) else {
+            panic!("a pair naming an unknown library was taken");
+        };
+        let e = e.to_string();
         assert!(e.contains("\"nothing\" is not a library of this report"), "{e}");
         let _ = std::fs::remove_dir_all(&out);
     }

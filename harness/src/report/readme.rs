@@ -15,10 +15,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::faq::Questions;
 use super::markdown::Markdown;
-use super::page::{self, Format};
-use super::{Source, View, charts};
+use super::page::{Format, Page};
 
 /// The committed reference run whose report the README's results are.
 pub const REFERENCE: &str = "run-2026-12-04T04-10-54Z";
@@ -66,15 +64,9 @@ pub fn blocks(text: &str) -> Result<Vec<Marked>> {
     Ok(out)
 }
 
-/// Each section of the files' report as a README block holds it: `root` is the report's folder
-/// as the README reaches it (`results/run-<time>/`). Draws the charts into `out` as `build` does.
-pub fn sections(sources: &[Source], out: &Path, root: &str) -> Result<Vec<(&'static str, String)>> {
-    let view = View::new(sources, out);
-    std::fs::create_dir_all(out.join("charts")).with_context(|| format!("creating {}", out.display()))?;
-    let drawn = charts::draw_all(&view, &out.join("charts"))?;
-    // The README's blocks are the tables and sentences; the questions are the report's own.
-    let questions = Questions { about: String::new(), answers: Vec::new() };
-    let page = page::page(&view, &drawn, questions);
+/// Each section of a report's page as a README block holds it: `root` is the report's folder
+/// as the README reaches it (`results/run-<time>/`).
+pub fn sections(page: &Page, root: &str) -> Result<Vec<(&'static str, String)>> {
     let format = Markdown { root: Some(root.to_string()) };
     page.sections
         .iter()
@@ -106,8 +98,9 @@ pub fn fill(text: &str, file: &str, made: &[(&str, String)]) -> Result<(String, 
     Ok((out, n))
 }
 
-/// `ipcbench report <file> --readme <readme>`: writes the blocks of `readme` that name `file`.
-pub fn update(sources: &[Source], file: &Path, out: &Path, readme: &Path) -> Result<usize> {
+/// `ipcbench report <file> --readme <readme>`: writes the blocks of `readme` that name `file`
+/// from `page`, its report's as `build` made it into `out`.
+pub fn update(page: &Page, file: &Path, out: &Path, readme: &Path) -> Result<usize> {
     let text = std::fs::read_to_string(readme).with_context(|| format!("reading {}", readme.display()))?;
     // The report's folder as the README's own folder reaches it.
     let base = readme.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -115,7 +108,7 @@ pub fn update(sources: &[Source], file: &Path, out: &Path, readme: &Path) -> Res
     let root = folder.strip_prefix(&base).map_or(folder.clone(), |p| p.to_path_buf());
     let name = file.canonicalize()?;
     let name = name.strip_prefix(&base).map_or(name.clone(), |p| p.to_path_buf());
-    let made = sections(sources, out, &format!("{}/", root.display()))?;
+    let made = sections(page, &format!("{}/", root.display()))?;
     let (filled, n) = fill(&text, &name.display().to_string(), &made)?;
     if n == 0 {
         bail!(
@@ -132,6 +125,7 @@ pub fn update(sources: &[Source], file: &Path, out: &Path, readme: &Path) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{Source, Subject, build};
 
     /// The README's results are the reference run's report, byte for byte: every block it holds
     /// that names the committed reference run is that section as `ipcbench report` writes it,
@@ -146,9 +140,12 @@ mod tests {
         for want in ["first-look", "standing", "versions", "claims"] {
             assert!(named.contains(&want), "README.md has no block of {want} from {file}: {named:?}");
         }
+        // As `ipcbench report` builds it: of the default subject.
         let out = std::env::temp_dir().join(format!("ipcbench-readme-test-{}", std::process::id()));
-        let made = sections(&[Source::committed(REFERENCE)], &out, &format!("results/{REFERENCE}/")).unwrap();
+        let subject = Subject { id: crate::registry::DEFAULT_SUBJECT, named: false };
+        let built = build(&[Source::committed(REFERENCE)], &out, &[], &subject).unwrap();
         let _ = std::fs::remove_dir_all(&out);
+        let made = sections(&built.page, &format!("results/{REFERENCE}/")).unwrap();
         for b in &marked {
             let (_, body) = made.iter().find(|(id, _)| *id == b.section).unwrap();
             assert!(

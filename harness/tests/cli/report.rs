@@ -158,6 +158,43 @@ fn a_corrupt_or_foreign_results_file_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `report FILE --readme README.md`: every block of the README naming FILE holds that section
+/// of FILE's report, the text around it untouched; a block naming a section the report lacks,
+/// or `--readme` with two files, is refused.
+#[test]
+fn a_readmes_blocks_are_written_from_the_report() {
+    let dir = out_dir("readme");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("run.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-2026-12-02T16-28-14Z.json"),
+        &json,
+    )
+    .unwrap();
+    let readme = dir.join("README.md");
+    let (open, end) = ("<!-- ipcbench report run.json: standing -->\n", "<!-- end of ipcbench report -->\n");
+    std::fs::write(&readme, format!("intro\n{open}old\n{end}outro\n")).unwrap();
+    let (j, r) = (json.to_str().unwrap(), readme.to_str().unwrap());
+    let out = ipcbench(&["report", j, "--readme", r]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(&readme).unwrap();
+    let body = written
+        .strip_prefix(&format!("intro\n{open}"))
+        .and_then(|w| w.strip_suffix(&format!("{end}outro\n")))
+        .unwrap_or_else(|| panic!("the text around the block moved:\n{written}"));
+    assert!(body.starts_with("| library |"), "{body}");
+    let md = std::fs::read_to_string(dir.join("run/report.md")).unwrap();
+    assert!(
+        md.contains(&format!("## Where each library stands\n\n{body}")),
+        "not report.md's section:\n{body}"
+    );
+    std::fs::write(&readme, "<!-- ipcbench report run.json: nothing -->\n<!-- end of ipcbench report -->\n")
+        .unwrap();
+    assert_refused(&["report", j, "--readme", r], &["names the section \"nothing\"", "standing"]);
+    assert_refused(&["report", j, j, "--readme", r], &["--readme takes one results file"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `COLUMNS=100`: no line a run prints is wider (its result lines wrap, its closing tables are
 /// a table per family with a row per library, split to fit); `--wide` prints one table with a
 /// column per library; without COLUMNS and a terminal the width is 80.
