@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 
 use crate::machine::{self, Conditions, Machine};
@@ -106,6 +106,14 @@ pub enum Command {
         #[arg(long)]
         across_machines: bool,
     },
+    /// How far each series' runs lie apart (a library, a case and a receive mode): the spread's
+    /// median, p75 and p90 and the share of series that resolve a 10% change at 3 runs, of every
+    /// results file or folder of them given (scripts/bench-spread.sh).
+    Spread {
+        /// Results files, or folders whose results files make one group.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// One role process of a trial (the driver starts these).
     #[command(hide = true)]
     Child(ChildArgs),
@@ -136,12 +144,13 @@ pub fn main() -> ExitCode {
                 libs.iter().map(|l| (l.id.to_string(), l.version.clone())).collect();
             let cases = matrix::matrix();
             let sizes = matrix::sizes_of(&cases);
-            let checks = doctor::checks(
+            let mut checks = doctor::checks(
                 &Conditions::now(run::dir::live_others(), &sizes),
                 &Machine::this(),
                 &cases,
                 &versions,
             );
+            checks.extend(defaults().as_ref().map(doctor::defaults));
             console::out(&doctor::render(&checks));
             ExitCode::SUCCESS
         }
@@ -173,6 +182,13 @@ pub fn main() -> ExitCode {
                 Err(e) => fail(e),
             }
         }
+        Command::Spread { paths } => match spread_of(&paths) {
+            Ok(text) => {
+                console::out(&text);
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
         Command::Child(args) => match registry::run_child(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
@@ -289,6 +305,42 @@ fn compare_files(old: &Path, new: &Path, share: f64, format: &str, across: bool)
     Ok(c.slower())
 }
 
+/// What `run` does when given no flag: the settings its own parser makes of a bare `run`.
+fn defaults() -> Option<crate::results::RunConfig> {
+    let Ok(Cli { command: Command::Run { measure, .. } }) = Cli::try_parse_from(["ipcbench", "run"]) else {
+        return None;
+    };
+    measure.options(matrix::select(&matrix::matrix(), &[])).ok().map(|o| o.config)
+}
+
+/// `spread`: each path's series (a folder's files together), summarised.
+fn spread_of(paths: &[PathBuf]) -> Result<String> {
+    let mut groups = Vec::new();
+    for path in paths {
+        let files: Vec<PathBuf> = if path.is_dir() {
+            let mut f: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("reading {}", path.display()))?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            f.sort();
+            if f.is_empty() {
+                bail!("{} holds no results file (*.json)", path.display());
+            }
+            f
+        } else {
+            vec![path.clone()]
+        };
+        let mut series = Vec::new();
+        for f in &files {
+            series.extend(crate::analysis::spread::series(&results::load(f)?.results));
+        }
+        groups.push((format!("{} ({} files)", path.display(), files.len()), series));
+    }
+    Ok(terminal::spread(&groups))
+}
+
 fn fail(e: anyhow::Error) -> ExitCode {
     console::say(&format!("ipcbench: error: {e:#}"));
     ExitCode::from(2)
@@ -354,7 +406,8 @@ mod tests {
             "cases" => "stream/16B",
             "duration" | "warmup" | "setup_timeout" | "grace" => "1s",
             "slow_work" => "20us",
-            "interval_width" => "10%",
+            "resolve" => "5%",
+            "verify" => "full",
             "order" => "interleaved",
             "pin" => "same-core",
             "lib" => "uds",

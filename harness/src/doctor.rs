@@ -6,6 +6,7 @@ use crate::floors::Floors;
 use crate::format::mib;
 use crate::machine::{BUSY, Conditions, Machine};
 use crate::matrix::Case;
+use crate::results::RunConfig;
 
 /// A wake-up slower than this (µs) shows in every blocking receive that finds its process asleep.
 const SLOW_WAKE_US: f64 = 20.0;
@@ -149,6 +150,35 @@ pub fn checks(
             "a woken core runs promptly".into()
         },
     });
+    let driver = c.idle.as_deref().and_then(|i| i.split(':').next()).map(str::trim);
+    out.push(Check {
+        name: "idle driver",
+        value: format!(
+            "{}{}",
+            c.idle.clone().unwrap_or_else(|| "not exposed".into()),
+            c.idle_policy.as_ref().map_or(String::new(), |p| format!("; {p}"))
+        ),
+        bends: c.wake_up_us.is_some(),
+        advice: match driver {
+            Some("none") | None => "no cpuidle driver: a halted CPU waits in the hypervisor's HLT, and the \
+                                    host's own halt polling (which a guest cannot see or set) decides whether \
+                                    its wake-up costs a few µs or ~100 µs; every results file records this and \
+                                    the waiting modes' figures carry it"
+                .into(),
+            Some("haltpoll") => "the guest polls before it halts (guest_halt_poll_ns): a wake-up within the \
+                                 window is cheap, one after it pays the host's"
+                .into(),
+            Some(_) => "deep idle states cost a slow wake-up: cpupower idle-set -D 10 (bare metal)".into(),
+        },
+    });
+    out.push(Check {
+        name: "huge pages",
+        value: c.huge_pages.clone().unwrap_or_else(|| "not exposed".into()),
+        bends: false,
+        advice: "where a library's shared memory lands (4 KiB or 2 MiB pages) follows these modes; ipcbench \
+                 changes nothing here and records them in every results file"
+            .into(),
+    });
     out.push(Check {
         name: "floors",
         value: c.floors.as_ref().map_or("not measured".into(), Floors::summary),
@@ -205,6 +235,27 @@ pub fn checks(
             .into(),
     });
     out
+}
+
+/// What a run does by default, as its results file records it (`RunConfig`).
+pub fn defaults(c: &RunConfig) -> Check {
+    Check {
+        name: "run defaults",
+        value: format!(
+            "{} runs of {} s after {} s of warm-up, order {}, --verify {}",
+            c.runs_text(),
+            c.duration.as_secs_f64(),
+            c.warmup.as_secs_f64(),
+            c.order.as_str(),
+            c.verify.as_str()
+        ),
+        bends: false,
+        advice:
+            "every results file records its settings; --verify sample checks each message's header, last \
+                 word and a window that rotates over the body (--verify full: every byte), and every figure \
+                 says the smallest change it tells (docs/METHOD.md)"
+                .into(),
+    }
 }
 
 /// The doctor's report, for the terminal.

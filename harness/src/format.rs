@@ -54,6 +54,11 @@ pub fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 
+/// The smallest change a figure tells (`noise::resolution`): `±4%`, `±0.7%` below 1 %.
+pub fn resolution(share: f64) -> String {
+    if share < 0.01 { format!("±{:.1}%", share * 100.0) } else { format!("±{:.0}%", share * 100.0) }
+}
+
 /// A share as a whole percentage: `10%`.
 pub fn whole_percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)

@@ -169,6 +169,15 @@ pub struct Conditions {
     pub governor: Option<String>,
     /// The kernel's idle driver and its states (name, exit latency in µs).
     pub idle: Option<String>,
+    /// What decides a halted CPU's wake-up beyond the idle driver: the idle governor, and the
+    /// guest's halt polling where the kernel has it (`haltpoll`'s parameters). The host decides
+    /// the rest (its own halt polling): recorded, not changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_policy: Option<String>,
+    /// Transparent huge pages: their modes for anonymous memory, shared memory (/dev/shm) and
+    /// defragmentation, as the kernel was set; where a library's ring lands depends on them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_pages: Option<String>,
     /// How long a thread blocked on another core takes to run once woken, after that core idled
     /// for a millisecond: the median and the greatest of a few rounds, in µs.
     pub wake_up_us: Option<WakeUp>,
@@ -222,6 +231,8 @@ impl Conditions {
             busy_cores: busy_cores(Duration::from_millis(150)),
             governor: governor(),
             idle: idle_states(),
+            idle_policy: idle_policy(),
+            huge_pages: huge_pages(),
             wake_up_us: wake_up(8),
             dev_shm_bytes,
             dev_shm_free_bytes,
@@ -297,7 +308,39 @@ fn idle_states() -> Option<String> {
             Some(format!("{} ({} µs)", read(&format!("{dir}/name"))?, read(&format!("{dir}/latency"))?))
         })
         .collect();
-    Some(format!("{driver}: {}", states.join(", ")))
+    Some(if states.is_empty() { driver } else { format!("{driver}: {}", states.join(", ")) })
+}
+
+/// The chosen word of a /sys file of choices (`always [madvise] never`: madvise).
+fn chosen(path: &str) -> Option<String> {
+    let text = read(path)?;
+    let pick = text.split_whitespace().find(|w| w.starts_with('['))?;
+    Some(pick.trim_matches(|c| c == '[' || c == ']').to_string())
+}
+
+fn idle_policy() -> Option<String> {
+    let governor = read("/sys/devices/system/cpu/cpuidle/current_governor")
+        .or_else(|| read("/sys/devices/system/cpu/cpuidle/current_governor_ro"));
+    let poll: Vec<String> = ["guest_halt_poll_ns", "guest_halt_poll_grow", "guest_halt_poll_shrink"]
+        .iter()
+        .filter_map(|p| Some(format!("{p} {}", read(&format!("/sys/module/haltpoll/parameters/{p}"))?)))
+        .collect();
+    let parts: Vec<String> = governor
+        .map(|g| format!("governor {g}"))
+        .into_iter()
+        .chain((!poll.is_empty()).then(|| format!("haltpoll {}", poll.join(", "))))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn huge_pages() -> Option<String> {
+    let thp = "/sys/kernel/mm/transparent_hugepage";
+    let parts: Vec<String> =
+        [("anonymous", "enabled"), ("shared memory", "shmem_enabled"), ("defrag", "defrag")]
+            .iter()
+            .filter_map(|(what, file)| Some(format!("{what} {}", chosen(&format!("{thp}/{file}"))?)))
+            .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// The CPUs this process may run on (its affinity mask), in order.

@@ -103,9 +103,77 @@ pub fn change(old: &[f64], new: &[f64]) -> Option<(f64, f64, f64)> {
     Some((b / a - 1.0, lo, hi))
 }
 
+/// Student's t at 97.5 % (a two-sided 95 % interval) for 1 to 30 degrees of freedom, from the
+/// standard table (NIST/SEMATECH e-Handbook, 1.3.6.7.2).
+const T975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+/// Student's t at 97.5 % for `df` degrees of freedom: the table to 30, then the normal's 1.960
+/// plus a term in 1/df that meets the table at 40, 60 and 120 to the third decimal.
+pub fn t975(df: usize) -> f64 {
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T975[df - 1],
+        _ => 1.960 + 2.46 / df as f64,
+    }
+}
+
+/// The smallest change a figure of `values` (one per run) can tell: the half-width of the 95 %
+/// interval of the difference between two such figures, each of `n` runs with these runs'
+/// spread, as a share (0.04: a change of 4 % or more shows). On the logarithms, so that a
+/// change is a ratio either way: spread `s` (their standard deviation), the difference of two
+/// means' standard error `s * sqrt(2 / n)`, and Student's t with the two samples' `2 (n - 1)`
+/// degrees of freedom; `exp(h) - 1` back to a share. None below two runs or for a value not
+/// above zero. (docs/METHOD.md, "The smallest change a figure tells".)
+pub fn resolution(values: &[f64]) -> Option<f64> {
+    let (s, n) = (log_spread(values)?, values.len());
+    Some((t975(2 * (n - 1)) * s * (2.0 / n as f64).sqrt()).exp_m1())
+}
+
+/// The spread of `values` as the resolution reads it: the standard deviation of their natural
+/// logarithms (0.035: about 3.5 %). None below two values or for one not above zero.
+pub fn log_spread(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    if n < 2 || !values.iter().all(|v| v.is_finite() && *v > 0.0) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    Some((logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resolution_follows_the_runs_spread_and_count() {
+        // The table's ends and the curve past it.
+        assert_eq!((t975(1), t975(4), t975(30)), (12.706, 2.776, 2.042));
+        for (df, table) in [(40, 2.021), (60, 2.000), (120, 1.980)] {
+            assert!((t975(df) - table).abs() < 0.0015, "{df}: {}", t975(df));
+        }
+        assert!(t975(0).is_infinite());
+        // Runs 1 %, 2 %, 3 % apart: s = 0.01 in logs to the fourth decimal; with 3 runs,
+        // t(4) 2.776 * 0.01 * sqrt(2/3) = 0.0227 in logs, 2.29 %.
+        let runs = [100.0, 101.0, 102.0];
+        let s = log_spread(&runs).unwrap();
+        assert!((s - 0.00990).abs() < 1e-4, "{s}");
+        let r = resolution(&runs).unwrap();
+        assert!((r - (2.776 * s * (2.0f64 / 3.0).sqrt()).exp_m1()).abs() < 1e-12, "{r}");
+        // More runs of the same spread resolve less; a wider spread resolves more.
+        let ten: Vec<f64> = (0..10).map(|i| runs[i % 3]).collect();
+        assert!(resolution(&ten).unwrap() < r / 2.0);
+        assert!(resolution(&[100.0, 110.0, 120.0]).unwrap() > 5.0 * r);
+        // The same runs scaled resolve the same: a ratio, not a difference.
+        let scaled: Vec<f64> = runs.iter().map(|v| v * 1e6).collect();
+        assert!((resolution(&scaled).unwrap() - r).abs() < 1e-9);
+        assert_eq!(resolution(&[5.0]), None);
+        assert_eq!(resolution(&[5.0, 0.0]), None);
+        assert_eq!(resolution(&[7.0, 7.0]), Some(0.0));
+    }
 
     #[test]
     fn three_runs_give_their_whole_range() {

@@ -13,7 +13,7 @@ use crate::fault::Fault;
 use crate::machine::Machine;
 use crate::matrix::{self, Case};
 use crate::registry;
-use crate::results::{self, AutoRuns, Document, Order, Pin, RunConfig, RunStatus};
+use crate::results::{self, AutoRuns, Document, Order, Pin, RunConfig, RunStatus, Verify};
 
 /// What a run measures, and how.
 pub struct Options {
@@ -29,7 +29,7 @@ pub struct Options {
 
 /// `--runs auto`: the runs every result takes first, and the defaults of its two flags.
 const AUTO_FIRST: u32 = 3;
-const DEFAULT_WIDTH: f64 = 0.10;
+const DEFAULT_RESOLVE: f64 = 0.05;
 const DEFAULT_MAX_RUNS: u32 = 15;
 
 /// A results file to finish (`run --resume`): where it is, what it holds, and its lock, held
@@ -68,8 +68,8 @@ fn check(c: &RunConfig) -> Result<()> {
         bail!("--connects {}: a whole number from 1 to 10000", c.connects);
     }
     if let Some(auto) = c.runs_auto {
-        if auto.width <= 0.0 || auto.width > 1.0 || auto.width.is_nan() {
-            bail!("--interval-width {}%: give more than 0% and at most 100%", auto.width * 100.0);
+        if auto.resolve.is_nan() || auto.resolve <= 0.0 || auto.resolve >= 1.0 {
+            bail!("--resolve {}%: give more than 0% and less than 100%", auto.resolve * 100.0);
         }
         if !(AUTO_FIRST..=100).contains(&auto.max_runs) {
             bail!("--max-runs {}: a whole number from 3 to 100", auto.max_runs);
@@ -108,13 +108,13 @@ struct Config {
     #[arg(long)]
     lib: Option<String>,
     /// Runs per case and receive mode; the median is the figure. `auto`: 3, then more until each
-    /// median's interval is within --interval-width, at most --max-runs.
+    /// figure tells a change of --resolve, at most --max-runs.
     #[arg(long, default_value = "3", value_parser = runs)]
     runs: Runs,
-    /// `--runs auto`: the widest a median's 95% interval may be, as a share of the median
-    /// (default 10%).
-    #[arg(long, value_name = "SHARE", value_parser = |t: &str| percent(t, "10%"))]
-    interval_width: Option<f64>,
+    /// `--runs auto`: the smallest change each figure must tell (the half-width of the 95%
+    /// interval of the difference of two such figures; default 5%).
+    #[arg(long, value_name = "SHARE", value_parser = |t: &str| percent(t, "5%"))]
+    resolve: Option<f64>,
     /// `--runs auto`: the most runs a result may take (default 15).
     #[arg(long, value_name = "N")]
     max_runs: Option<u32>,
@@ -158,6 +158,12 @@ struct Config {
     /// only), or copy,loan for both side by side.
     #[arg(long, default_value = "copy", value_name = "copy,loan", value_parser = transfers)]
     transfer: Transfers,
+    /// How much of each copied message's body is written and checked: sample (the header, the
+    /// last word and a window that rotates, so every byte position is checked over a run) or
+    /// full (every byte of every message). A loan's are always checked whole. Default: sample,
+    /// or what the environment's IPCBENCH_VERIFY says (the tests say full).
+    #[arg(long, value_name = "sample|full", value_parser = verify)]
+    verify: Option<Verify>,
     /// Sends a signal to one role on purpose, to watch the harness handle it (docs/FAULTS.md).
     #[arg(long, hide = true, value_parser = Fault::parse)]
     fault: Option<Fault>,
@@ -193,6 +199,20 @@ fn order(text: &str) -> Result<Order, String> {
     Order::parse(text).ok_or_else(|| "rounds, interleaved or sequential".into())
 }
 
+fn verify(text: &str) -> Result<Verify, String> {
+    Verify::parse(text).ok_or_else(|| "sample or full".into())
+}
+
+/// `--verify` when the command line does not say: the environment's IPCBENCH_VERIFY, else
+/// sample.
+fn default_verify() -> Result<Verify> {
+    match std::env::var("IPCBENCH_VERIFY") {
+        Ok(v) => Verify::parse(&v)
+            .ok_or_else(|| anyhow!("IPCBENCH_VERIFY={v:?}: sample or full, or leave it unset")),
+        Err(_) => Ok(Verify::Sample),
+    }
+}
+
 fn pin(text: &str) -> Result<Pin, String> {
     Pin::parse(text).ok_or_else(|| "give no value (a CPU per role) or same-core".into())
 }
@@ -218,7 +238,7 @@ impl Measure {
         let Config {
             lib,
             runs,
-            interval_width,
+            resolve,
             max_runs,
             duration,
             warmup,
@@ -232,17 +252,18 @@ impl Measure {
             pin,
             slow_work,
             transfer,
+            verify,
         } = self.config;
         let (runs, runs_auto) = match runs {
             Runs::Auto => (
                 AUTO_FIRST,
                 Some(AutoRuns {
-                    width: interval_width.unwrap_or(DEFAULT_WIDTH),
+                    resolve: resolve.unwrap_or(DEFAULT_RESOLVE),
                     max_runs: max_runs.unwrap_or(DEFAULT_MAX_RUNS),
                 }),
             ),
-            Runs::Fixed(_) if interval_width.is_some() || max_runs.is_some() => {
-                bail!("--interval-width and --max-runs go with --runs auto")
+            Runs::Fixed(n) if resolve.is_some() || max_runs.is_some() => {
+                bail!("--resolve and --max-runs go with --runs auto, not --runs {n}")
             }
             Runs::Fixed(n) => (n, None),
         };
@@ -258,6 +279,10 @@ impl Measure {
             runs_auto,
             pin,
             slow_work,
+            verify: match verify {
+                Some(v) => v,
+                None => default_verify()?,
+            },
         };
         check(&config)?;
         Ok(Options {

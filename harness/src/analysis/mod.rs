@@ -16,6 +16,7 @@ use crate::results::{CaseResult, Figure, Figures, Receiving, RoleReport, RunReco
 use crate::role::taken::{self, Taken};
 
 pub mod claims;
+pub mod spread;
 pub mod standings;
 pub mod states;
 
@@ -385,15 +386,6 @@ pub fn spread<'a>(
     Some(Spread { figure, min, max, relative })
 }
 
-/// The width of the interval of the median of `runs` (`noise::median_interval`), on the figure
-/// that counts, as a share of the median.
-pub fn interval_width(pattern: Pattern, runs: &[RunRecord]) -> Option<f64> {
-    let values: Vec<f64> = runs.iter().filter_map(|r| value(counted(pattern), &r.figures)).collect();
-    let (lo, hi) = crate::noise::median_interval(&values)?;
-    let mid = middle(values)?;
-    Some(if mid > 0.0 { (hi - lo) / mid } else { 0.0 })
-}
-
 /// A latency result whose sender left more than this share of its schedule unsent fell behind.
 pub const BEHIND: f64 = 0.01;
 
@@ -433,22 +425,63 @@ pub fn noisy(r: &CaseResult) -> bool {
     r.spread.as_ref().is_some_and(|s| s.relative > NOISY)
 }
 
-/// A result once its runs are in: each mode's median, and when it passed, the better mode's
-/// median as the library's figure with the spread of that mode's runs.
+/// The runs a figure is taken from, of those given (a mode's counted runs): all of them, or when
+/// their figure splits into clusters apart (`states::split_values`), the larger cluster's (of
+/// two alike, the worse one's), so that a figure is never a median between two clusters and
+/// its spread and resolution are its cluster's.
+pub fn figure_runs<'a>(
+    pattern: Pattern,
+    runs: impl IntoIterator<Item = &'a RunRecord>,
+) -> Vec<&'a RunRecord> {
+    let figure = counted(pattern);
+    let runs: Vec<&RunRecord> = runs.into_iter().collect();
+    let with: Vec<(&RunRecord, f64)> =
+        runs.iter().filter_map(|r| Some((*r, value(figure, &r.figures)?))).collect();
+    let values: Vec<f64> = with.iter().map(|x| x.1).collect();
+    if states::split_values(&values).is_empty() {
+        return runs;
+    }
+    let group = crate::host::states::groups(&values, states::SPLIT_GAP);
+    let count = |g: usize| group.iter().filter(|&&x| x == g).count();
+    let groups = group.iter().copied().max().unwrap_or(0) + 1;
+    // Groups are low first: of two alike, the worse is the lower rate or the higher latency.
+    let worse_first: Vec<usize> =
+        if figure == Figure::P50Ns { (0..groups).rev().collect() } else { (0..groups).collect() };
+    let mut larger = worse_first[0];
+    for &g in &worse_first {
+        if count(g) > count(larger) {
+            larger = g;
+        }
+    }
+    with.iter().zip(&group).filter(|(_, g)| **g == larger).map(|((r, _), _)| *r).collect()
+}
+
+/// The smallest change the figure of these runs can tell (`noise::resolution`), on the figure
+/// that counts.
+pub fn resolution<'a>(pattern: Pattern, runs: impl IntoIterator<Item = &'a RunRecord>) -> Option<f64> {
+    let values: Vec<f64> = runs.into_iter().filter_map(|r| value(counted(pattern), &r.figures)).collect();
+    crate::noise::resolution(&values)
+}
+
+/// A result once its runs are in: each mode's median (of its figure's runs: `figure_runs`), and
+/// when it passed, the better mode's median as the library's figure with the spread and the
+/// resolution of that mode's runs.
 pub fn settle(r: &mut CaseResult) {
     let state = r.host_state.as_ref().map(|s| s.state.clone());
+    let pattern = r.pattern;
     for m in &mut r.modes {
-        let figures: Vec<Figures> = counted_runs(state.as_deref(), &m.runs).map(|run| run.figures).collect();
-        m.median = median(&figures);
+        let runs = figure_runs(pattern, counted_runs(state.as_deref(), &m.runs));
+        m.median = median(&runs.iter().map(|run| run.figures).collect::<Vec<_>>());
     }
     if r.status != Status::Ok {
         return;
     }
-    let pattern = r.pattern;
     let best =
         r.modes.iter().filter_map(|m| m.median.map(|f| (m, f))).max_by(|a, b| better(pattern, &a.1, &b.1));
     if let Some((mode, f)) = best {
-        r.spread = spread(pattern, counted_runs(state.as_deref(), &mode.runs), &f);
+        let runs = figure_runs(pattern, counted_runs(state.as_deref(), &mode.runs));
+        r.spread = spread(pattern, runs.iter().copied(), &f);
+        r.resolution = resolution(pattern, runs);
         r.best_mode = Some(mode.mode);
         r.median = Some(f);
     }

@@ -82,6 +82,12 @@ pub struct Row {
     pub new: f64,
     pub old_runs: usize,
     pub new_runs: usize,
+    /// The smallest change each side's figure tells on its own (`noise::resolution` of the runs
+    /// compared): what a third file of as many runs could be told apart from it by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_resolution: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_resolution: Option<f64>,
     /// (new - old) / old, and its interval.
     pub change: f64,
     pub low: f64,
@@ -309,6 +315,8 @@ pub fn compare(
                             new: nb,
                             old_runs: a.len(),
                             new_runs: b.len(),
+                            old_resolution: noise::resolution(&a),
+                            new_resolution: noise::resolution(&b),
                             change,
                             low: change,
                             high: change,
@@ -336,6 +344,8 @@ pub fn compare(
                     new: middle(b.clone()).expect("not empty"),
                     old_runs: a.len(),
                     new_runs: b.len(),
+                    old_resolution: noise::resolution(&a),
+                    new_resolution: noise::resolution(&b),
                     change: ch.0,
                     low: ch.1,
                     high: ch.2,
@@ -365,6 +375,14 @@ pub fn compare(
     })
 }
 
+/// A side's figure and the smallest change it tells: `1.20 M ±4%`.
+fn resolved(value: String, resolution: Option<f64>) -> String {
+    match resolution {
+        Some(x) => format!("{value} {}", crate::format::resolution(x)),
+        None => value,
+    }
+}
+
 /// `+4.1%`, `-30.0%`.
 fn signed(share: f64) -> String {
     format!("{:+.1}%", share * 100.0)
@@ -389,8 +407,8 @@ impl Comparison {
                         r.library.clone(),
                         r.mode.clone(),
                         r.figure.name().into(),
-                        value_text(r.figure, r.old),
-                        value_text(r.figure, r.new),
+                        resolved(value_text(r.figure, r.old), r.old_resolution),
+                        resolved(value_text(r.figure, r.new), r.new_resolution),
                         signed(r.change),
                         format!("{} to {}", signed(r.low), signed(r.high)),
                         r.verdict.text(r.figure).into(),
@@ -422,7 +440,8 @@ impl Comparison {
         out.push(format!(
             "Each change is NEW against OLD with its {} interval ({}). A change beyond {} whose interval \
              leaves out zero is faster or slower; a smaller one is no change; a larger one whose interval \
-             holds zero is no change within noise.",
+             holds zero is no change within noise. Beside OLD and NEW, the smallest change each side's \
+             figure tells on its own (±, docs/METHOD.md).",
             whole_percent(self.confidence),
             self.method,
             whole_percent(self.threshold)

@@ -300,6 +300,10 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure
         cells.push(match (r.status, value(lib, *s)) {
             (Status::Ok, Some((v, r))) => {
                 let mut text = value_text(v, divisor, time);
+                // The ranked figure says the smallest change it tells (files that record it).
+                if let (true, Some(x)) = (first, r.resolution) {
+                    text.push_str(&format!(" {}", crate::format::resolution(x)));
+                }
                 if let (true, Some(lost)) = (first, r.median.and_then(|f| f.lost_share)) {
                     text.push_str(&format!(" ({} lost)", percent(lost)));
                 }

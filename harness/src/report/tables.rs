@@ -7,7 +7,7 @@ use super::View;
 use super::model::{Cell, Table, figure_text};
 use crate::format::{bytes, nanos};
 use crate::matrix::Pattern;
-use crate::results::{BufferRecord, CaseResult, Status};
+use crate::results::{BufferRecord, CaseResult, Document, Status, Verify};
 
 /// What the buffers table shows.
 pub const MAPPED: &str = "Shared memory mapped by the library's largest process in each charted case (every \
@@ -60,6 +60,15 @@ pub fn mapped_table(view: &View) -> Table {
     Table { header, rows, notes: Vec::new() }
 }
 
+/// The host's idle driver and policy and its huge pages, as the run recorded them at its start.
+fn host_policy(d: &Document) -> String {
+    let Some(c) = d.conditions.as_ref() else { return "not recorded".into() };
+    let idle = c.idle.clone().unwrap_or_else(|| "idle driver not exposed".into());
+    let policy = c.idle_policy.as_ref().map_or(String::new(), |p| format!("; {p}"));
+    let pages = c.huge_pages.as_ref().map_or(String::new(), |h| format!("; huge pages: {h}"));
+    format!("idle driver {idle}{policy}{pages}")
+}
+
 pub fn machine_table(view: &View) -> Table {
     let header: Vec<String> = [
         "machine",
@@ -84,6 +93,11 @@ pub fn machine_table(view: &View) -> Table {
     // table as it was).
     let states = view.sources.iter().any(|s| !s.doc.states.is_empty());
     let mut header = header;
+    // Files that record the host's idle policy and huge pages (older files keep their table).
+    let host = view.sources.iter().any(|s| s.doc.conditions.as_ref().is_some_and(|c| c.huge_pages.is_some()));
+    if host {
+        header.push("idle and huge pages (the host's)".into());
+    }
     if states {
         header.push("host states (runs' probes)".into());
     }
@@ -121,16 +135,21 @@ pub fn machine_table(view: &View) -> Table {
                 ),
                 d.conditions.as_ref().map_or("not recorded".into(), |c| format!("{:.2} cores", c.busy_cores)),
                 format!(
-                    "{} of {} s after {} s of warm-up{}",
+                    "{} of {} s after {} s of warm-up{}{}",
                     d.settings.config.runs_text(),
                     d.settings.config.duration.as_secs_f64(),
                     d.settings.config.warmup.as_secs_f64(),
-                    d.settings.config.pin.map_or(String::new(), |p| format!("; {}", p.meaning()))
+                    d.settings.config.pin.map_or(String::new(), |p| format!("; {}", p.meaning())),
+                    match d.settings.config.verify {
+                        Verify::Sample => "; each message's header, last word and a rotating window checked",
+                        Verify::Full => "",
+                    }
                 ),
                 d.started.chars().take(10).collect(),
                 d.toolchain.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join("; "),
             ]
             .into_iter()
+            .chain(host.then(|| host_policy(d)))
             .chain(states.then(|| host_states(d)))
             .map(Cell::Text)
             .collect()

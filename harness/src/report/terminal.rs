@@ -61,9 +61,11 @@ pub fn progress_line(r: &CaseResult) -> String {
     let reason = r.reason.as_deref().unwrap_or("");
     let detail = match (r.status, &r.median) {
         (Status::Ok, median) => {
-            let figure = median
-                .as_ref()
-                .map_or("FAILED".into(), |f| format!("{}{}", figure_text(r.pattern, f), model::marks(r)));
+            let resolves =
+                r.resolution.map(|x| format!(" ({})", crate::format::resolution(x))).unwrap_or_default();
+            let figure = median.as_ref().map_or("FAILED".into(), |f| {
+                format!("{}{resolves}{}", figure_text(r.pattern, f), model::marks(r))
+            });
             let modes: Vec<String> = r.modes.iter().filter_map(|m| cost::mode_text(r, m)).collect();
             format!("{figure} [best: {}; {}]", r.best_mode.map_or("-", |m| m.as_str()), modes.join(", "))
         }
@@ -83,8 +85,8 @@ pub fn progress_line(r: &CaseResult) -> String {
             value_text(s.figure, s.max)
         ));
     }
-    if let (Some(n), Some(w)) = (r.runs_taken, r.interval_width) {
-        flags.push_str(&format!(" (runs auto: {n} runs, interval {} of the median)", whole_percent(w)));
+    if let Some(n) = r.runs_taken {
+        flags.push_str(&format!(" (runs auto: {n} runs)"));
     }
     if !r.concurrent_runs.is_empty() {
         let pids: Vec<String> = r.concurrent_runs.iter().map(u32::to_string).collect();
@@ -313,6 +315,59 @@ pub fn list(cases: &[Case], libs: &[LibraryInfo], cores: usize) -> String {
     }
     out.push_str(&format!("{}\n\n{}", render(&table), notes.join("\n")));
     out
+}
+
+/// `ipcbench spread`: for each group of series, every series, the polling ones and the waiting
+/// ones: their count, the spread's median, p75 and p90, the share resolving 10 % at 3 runs and
+/// the split ones; then each group's five widest series.
+pub fn spread(groups: &[(String, Vec<crate::analysis::spread::Series>)]) -> String {
+    use crate::analysis::spread::summary;
+    use ipcbench_api::RecvMode;
+    let header = ["series", "count", "median", "p75", "p90", "resolve 10% at 3 runs", "split"];
+    let mut rows = Vec::new();
+    let mut widest = Vec::new();
+    for (name, series) in groups {
+        let parts: [(&str, Option<RecvMode>); 3] =
+            [("every", None), ("polling", Some(RecvMode::Polling)), ("waiting", Some(RecvMode::Waiting))];
+        for (what, mode) in parts {
+            let Some(s) = summary(series.iter().filter(|x| mode.is_none_or(|m| x.mode == m))) else {
+                continue;
+            };
+            rows.push(
+                [
+                    format!("{name}: {what}"),
+                    s.count.to_string(),
+                    format!("{:.3}", s.median),
+                    format!("{:.3}", s.p75),
+                    format!("{:.3}", s.p90),
+                    whole_percent(s.resolve_10_at_3),
+                    s.split.to_string(),
+                ]
+                .map(Cell::Text)
+                .to_vec(),
+            );
+        }
+        let mut by: Vec<_> = series.iter().collect();
+        by.sort_by(|a, b| b.spread.total_cmp(&a.spread));
+        widest.extend(by.iter().take(5).map(|x| {
+            format!(
+                "  {name}: {} {} {} {:.3} over {} runs",
+                x.case,
+                x.library,
+                x.mode.as_str(),
+                x.spread,
+                x.runs
+            )
+        }));
+    }
+    let table = Table { header: header.map(String::from).to_vec(), rows, notes: Vec::new() };
+    format!(
+        "The spread of a series (a library, a case, a receive mode): the standard deviation of the natural \
+         logarithm of its ranked figure across its runs (a split series: its larger cluster's).\n{}\nThe \
+         widest series:\n{}",
+        render(&table),
+        widest.join("\n")
+    )
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
-pub use settings::{AutoRuns, DEFAULT_CONNECTS, DEFAULT_SLOW_WORK, Order, Pin, RunConfig, Settings};
+pub use settings::{AutoRuns, DEFAULT_CONNECTS, DEFAULT_SLOW_WORK, Order, Pin, RunConfig, Settings, Verify};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -173,12 +173,13 @@ pub struct CaseResult {
     /// What a reader must know beside the figure (servers that do not share a load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// `--runs auto`: the runs it took (of each receive mode), and the widest of its modes'
-    /// median intervals then, as a share of the median.
+    /// The smallest change its figure can tell, as a share (`noise::resolution` over the runs
+    /// its figure is taken from), as its result settled; absent in files written before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
+    /// `--runs auto`: the runs it took (of each receive mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_taken: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interval_width: Option<f64>,
     /// `--pin`: the CPU of each role, and which roles shared one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,

@@ -36,7 +36,7 @@ pub struct RunConfig {
     /// `--connects`: the fresh senders of each run of a connect case.
     #[serde(default = "default_connects")]
     pub connects: u32,
-    /// `--runs auto`: `runs` is the least; more followed until each median's interval was narrow.
+    /// `--runs auto`: `runs` is the least; more followed until each figure resolved `--resolve`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_auto: Option<AutoRuns>,
     /// `--pin`: how each role's process was placed on the CPUs; absent: where the scheduler put it.
@@ -51,6 +51,44 @@ pub struct RunConfig {
         skip_serializing_if = "is_default_slow_work"
     )]
     pub slow_work: Duration,
+    /// `--verify`: how much of each message's body was written and checked. Absent: every byte
+    /// (`full`), as every file before the sample was written.
+    #[serde(default, skip_serializing_if = "Verify::is_full")]
+    pub verify: Verify,
+}
+
+/// `--verify`: how much of each copied message's body its sender writes and its receiver
+/// checks (role/message.rs; docs/METHOD.md, "What every message carries").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verify {
+    /// Every byte of every message.
+    #[default]
+    Full,
+    /// The header, the last word and a window whose place rotates with the sequence number:
+    /// what `run` does by default.
+    Sample,
+}
+
+impl Verify {
+    pub fn parse(text: &str) -> Option<Verify> {
+        match text {
+            "full" => Some(Verify::Full),
+            "sample" => Some(Verify::Sample),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verify::Full => "full",
+            Verify::Sample => "sample",
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        *self == Verify::Full
+    }
 }
 
 /// `--slow-work` by default (`options` says "10us"): at most a hundred thousand messages a
@@ -88,26 +126,26 @@ mod seconds {
 }
 
 impl RunConfig {
-    /// The runs of each result: `3`, or `3 to 15 (auto: until each median's interval is within
-    /// 10% of it)`.
+    /// The runs of each result: `3`, or `3 to 15 (auto: until each figure tells a change of
+    /// 5%)`.
     pub fn runs_text(&self) -> String {
         match self.runs_auto {
             Some(a) => format!(
-                "{} to {} (auto: until each median's interval is within {} of it)",
+                "{} to {} (auto: until each figure tells a change of {})",
                 self.runs,
                 a.max_runs,
-                crate::format::whole_percent(a.width)
+                crate::format::whole_percent(a.resolve)
             ),
             None => self.runs.to_string(),
         }
     }
 }
 
-/// `--runs auto`: a result's runs go on until the interval of each receive mode's median
-/// (`noise::median_interval`) is at most `width` of the median, or `max_runs` are done.
+/// `--runs auto`: a result's runs go on until each receive mode's figure resolves a change of
+/// `resolve` (`noise::resolution`, a share), or `max_runs` are done.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AutoRuns {
-    pub width: f64,
+    pub resolve: f64,
     pub max_runs: u32,
 }
 

@@ -6,11 +6,18 @@
 //! small end of a size sweep) carry the compact form: bytes 0..5 the sequence number's low 40
 //! bits (a trillion messages), 5 the sender's index, 6 the phase, and the check byte last.
 //!
-//! The payload policy: every byte between the header and the check byte (the body) is written
-//! for every message, a pattern derived from its sender and sequence number, and a receiver
-//! compares every byte of it. No way of moving messages (copied, or written and read in place)
-//! can win by leaving memory untouched, and a message whose body came from another message (a
-//! torn read of a ring the sender overwrote) is caught.
+//! The payload policy (`--verify`, docs/METHOD.md): the body between the header and the check
+//! byte carries a pattern derived from its sender and sequence number. `full` writes and
+//! compares every byte of it for every message. `sample`, the default, writes and compares the
+//! header, the body's last word and one window of `WINDOW` bytes whose place rotates with the
+//! sequence number, so that over consecutive messages every byte position is checked: a torn,
+//! misplaced or stale message is caught at a fraction of the full check's cost. A loan writes and
+//! reads every byte whatever `--verify` says (`stamp_as`, `read_whole`): lent memory is written
+//! and read by no copy of the library's, so without it a loan would win by leaving memory untouched.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::results::Verify;
 
 /// The smallest message; below `FULL`, the compact form.
 pub const SMALLEST: usize = ipcbench_api::SMALLEST_MESSAGE;
@@ -22,6 +29,46 @@ pub const MEASURED: u8 = 1;
 #[inline(always)]
 fn check_byte(seq: u64) -> u8 {
     (seq as u8) ^ 0xA5
+}
+
+/// The place of a sampled window moves by this many bytes from one message to the next; a
+/// cache line.
+const WINDOW: usize = 64;
+
+/// `--verify sample` in this process: set once by the role before its loop (`set_verify`); per
+/// message a relaxed load of a line nobody writes after that, and a branch that always goes the
+/// same way. Unset (full) is what the tests that call the loops in-process check.
+static SAMPLED: AtomicBool = AtomicBool::new(false);
+
+/// This process's checking of message bodies, for every message it stamps or reads from now.
+pub fn set_verify(verify: Verify) {
+    SAMPLED.store(verify == Verify::Sample, Ordering::Relaxed);
+}
+
+#[inline(always)]
+fn sampled() -> bool {
+    SAMPLED.load(Ordering::Relaxed)
+}
+
+/// The parts of a body of `len` bytes that message `seq` writes and checks: (start, end) of its
+/// window, and the start of its last word (to the body's end). None: the whole body (a body
+/// no longer than a window and a word).
+#[inline(always)]
+fn sample_of(len: usize, seq: u64) -> Option<(usize, usize)> {
+    if len <= WINDOW + 8 {
+        return None;
+    }
+    // The last word starts on a word boundary: the body's words are laid from its start.
+    let tail = (len - 1) / 8 * 8;
+    let windows = tail.div_ceil(WINDOW) as u64;
+    let at = ((seq % windows) as usize * WINDOW).min(tail - WINDOW);
+    Some((at, tail))
+}
+
+/// The pattern's word at byte `at` of a body (a multiple of 8) whose first word is `first`.
+#[inline(always)]
+fn word_at(first: u64, at: usize) -> u64 {
+    first.wrapping_add((at / 8) as u64 * STEP)
 }
 
 /// The body's 8-byte words step by this (odd: no two words of a message repeat).
@@ -114,16 +161,16 @@ fn init_form(buf: &mut [u8], sender: u32, form: Form) {
     }
 }
 
-/// Writes message `seq`'s header, its whole body and its check byte (the sender's index stays
-/// from `init`).
+/// Writes message `seq`'s header, its body (whole, or its sample: `--verify`) and its check
+/// byte (the sender's index stays from `init`).
 #[inline(always)]
 pub fn stamp(buf: &mut [u8], seq: u64, phase: u8) {
     let form = form_of(buf.len());
-    stamp_form(buf, seq, phase, form, body_of(form));
+    stamp_form(buf, seq, phase, form, body_of(form), !sampled());
 }
 
 /// Writes every byte of message `seq` of sender `sender` into memory that may hold anything
-/// (a loan): its index, then what `stamp` writes.
+/// (a loan): its index, then its header and whole body whatever `--verify` says.
 #[inline(always)]
 pub fn stamp_as(buf: &mut [u8], sender: u32, seq: u64, phase: u8) {
     let form = form_of(buf.len());
@@ -131,11 +178,11 @@ pub fn stamp_as(buf: &mut [u8], sender: u32, seq: u64, phase: u8) {
         Form::Full => buf[8..12].copy_from_slice(&sender.to_le_bytes()),
         Form::Compact => buf[5] = sender as u8,
     }
-    stamp_form(buf, seq, phase, form, body_of(form));
+    stamp_form(buf, seq, phase, form, body_of(form), true);
 }
 
 #[inline(always)]
-fn stamp_form(buf: &mut [u8], seq: u64, phase: u8, form: Form, body: usize) {
+fn stamp_form(buf: &mut [u8], seq: u64, phase: u8, form: Form, body: usize, whole: bool) {
     let sender = match form {
         Form::Full => {
             buf[..8].copy_from_slice(&seq.to_le_bytes());
@@ -150,7 +197,14 @@ fn stamp_form(buf: &mut [u8], seq: u64, phase: u8, form: Form, body: usize) {
     };
     let last = buf.len() - 1;
     if body < last {
-        fill(&mut buf[body..last], first_word(seq, sender));
+        let (b, first) = (&mut buf[body..last], first_word(seq, sender));
+        match sample_of(b.len(), seq).filter(|_| !whole) {
+            None => fill(b, first),
+            Some((at, tail)) => {
+                fill(&mut b[at..at + WINDOW], word_at(first, at));
+                fill(&mut b[tail..], word_at(first, tail));
+            }
+        }
     }
     buf[last] = check_byte(seq);
 }
@@ -163,15 +217,29 @@ pub struct Header {
     pub phase: u8,
 }
 
-/// A message's header, once its length, its check byte and every byte of its body are right.
+/// A message's header, once its length, its check byte and its body (every byte, or its sample:
+/// `--verify`) are right.
 #[inline(always)]
 pub fn read(msg: &[u8], expected_len: usize) -> Result<Header, String> {
     let form = form_of(expected_len);
-    read_form(msg, expected_len, form, body_of(form))
+    read_form(msg, expected_len, form, body_of(form), !sampled())
+}
+
+/// `read`, comparing every byte of the body whatever `--verify` says (a loan's).
+#[inline(always)]
+pub fn read_whole(msg: &[u8], expected_len: usize) -> Result<Header, String> {
+    let form = form_of(expected_len);
+    read_form(msg, expected_len, form, body_of(form), true)
 }
 
 #[inline(always)]
-fn read_form(msg: &[u8], expected_len: usize, form: Form, body: usize) -> Result<Header, String> {
+fn read_form(
+    msg: &[u8],
+    expected_len: usize,
+    form: Form,
+    body: usize,
+    whole: bool,
+) -> Result<Header, String> {
     if msg.len() != expected_len {
         return Err(format!("a message of {} bytes where {expected_len} were sent", msg.len()));
     }
@@ -191,18 +259,48 @@ fn read_form(msg: &[u8], expected_len: usize, form: Form, body: usize) -> Result
     if msg[last] != check_byte(seq) || phase > MEASURED {
         return Err(format!("message {seq} from sender {sender} is corrupt (phase or last byte wrong)"));
     }
-    if body < last && !intact(&msg[body..last], first_word(seq, sender)) {
-        return Err(corrupt_body(&msg[body..last], seq, sender, body));
+    if body < last {
+        let (b, first) = (&msg[body..last], first_word(seq, sender));
+        let whole_body = [(0, b.len())];
+        let sample;
+        let parts: &[(usize, usize)] = match sample_of(b.len(), seq).filter(|_| !whole) {
+            None => &whole_body,
+            Some((at, tail)) => {
+                sample = [(at, at + WINDOW), (tail, b.len())];
+                &sample
+            }
+        };
+        // Every part compared, without an early exit: the check costs the same whatever arrived.
+        let bad =
+            parts.iter().fold(false, |bad, &(from, to)| bad | !intact(&b[from..to], word_at(first, from)));
+        if bad {
+            return Err(corrupt_body(b, parts, first, seq, sender, body));
+        }
     }
     Ok(Header { seq, sender, phase })
 }
 
+/// The error of a body whose checked `parts` (ranges of `body`) hold a wrong byte: the first.
 #[cold]
-fn corrupt_body(body: &[u8], seq: u64, sender: u32, from: usize) -> String {
-    let at = from + first_wrong(body, first_word(seq, sender));
+fn corrupt_body(
+    body: &[u8],
+    parts: &[(usize, usize)],
+    first: u64,
+    seq: u64,
+    sender: u32,
+    from: usize,
+) -> String {
+    let at = parts
+        .iter()
+        .find_map(|&(a, b)| {
+            let wrong = first_wrong(&body[a..b], word_at(first, a));
+            (wrong < b - a).then_some(a + wrong)
+        })
+        .unwrap_or(body.len());
     format!(
-        "message {seq} from sender {sender} is corrupt: byte {at} of its body is not what its sender \
-         wrote (every byte of every message is written and checked)"
+        "message {seq} from sender {sender} is corrupt: byte {} of its body is not what its sender \
+         wrote",
+        from + at
     )
 }
 
@@ -215,7 +313,7 @@ pub fn init_timed(buf: &mut [u8], sender: u32) {
 
 #[inline(always)]
 pub fn stamp_timed(buf: &mut [u8], seq: u64, phase: u8, due_ns: u64) {
-    stamp_form(buf, seq, phase, Form::Compact, BODY_TIMED);
+    stamp_form(buf, seq, phase, Form::Compact, BODY_TIMED, !sampled());
     buf[7..15].copy_from_slice(&due_ns.to_le_bytes());
 }
 
@@ -225,7 +323,7 @@ pub fn read_timed(msg: &[u8], expected_len: usize) -> Result<(Header, u64), Stri
     if expected_len < FULL {
         return Err(format!("a timed message needs {FULL} bytes, not {expected_len}"));
     }
-    let h = read_form(msg, expected_len, Form::Compact, BODY_TIMED)?;
+    let h = read_form(msg, expected_len, Form::Compact, BODY_TIMED, !sampled())?;
     Ok((h, u64::from_le_bytes(msg[7..15].try_into().unwrap())))
 }
 
@@ -348,6 +446,86 @@ mod tests {
         assert_eq!(read_timed(&timed, 4096).unwrap().1, 12345);
         timed[2048] ^= 1;
         assert!(read_timed(&timed, 4096).unwrap_err().contains("byte 2048"));
+    }
+
+    /// `--verify sample`, through the functions `stamp` and `read` call with the process's
+    /// setting (the setting itself is the process's: tests run side by side in one).
+    fn stamp_sampled(buf: &mut [u8], seq: u64) {
+        stamp_form(buf, seq, MEASURED, Form::Full, BODY_FULL, false);
+    }
+
+    fn read_sampled(msg: &[u8]) -> Result<Header, String> {
+        read_form(msg, msg.len(), Form::Full, BODY_FULL, false)
+    }
+
+    #[test]
+    fn a_sample_covers_every_byte_over_consecutive_messages() {
+        for len in [1024, 1000, 4099, 64 << 10] {
+            let body = len - 1 - BODY_FULL;
+            let windows = ((body - 1) / 8 * 8).div_ceil(WINDOW) as u64;
+            // Which body bytes some message of the first `windows` checks: a flipped byte there
+            // fails that message's read.
+            let mut seen = vec![false; body];
+            for seq in 0..windows {
+                let mut buf = vec![0u8; len];
+                init(&mut buf, 1);
+                stamp_sampled(&mut buf, seq);
+                assert_eq!(read_sampled(&buf).map(|h| h.seq), Ok(seq), "{len}: message {seq}");
+                let (at, tail) = sample_of(body, seq).unwrap();
+                for p in (at..at + WINDOW).chain(tail..body) {
+                    let mut bad = buf.clone();
+                    bad[BODY_FULL + p] ^= 0x40;
+                    let e = read_sampled(&bad).unwrap_err();
+                    assert!(
+                        e.contains(&format!("byte {} of its body", BODY_FULL + p)),
+                        "{len} {seq} {p}: {e}"
+                    );
+                    seen[p] = true;
+                }
+            }
+            assert!(seen.iter().all(|&s| s), "{len}: a byte no message checks");
+            // The sampled parts are the full form's bytes: a sampled reader takes a whole
+            // message, and a whole reader a sampled message's sample.
+            let mut whole = vec![0u8; len];
+            init(&mut whole, 1);
+            stamp_form(&mut whole, 5, MEASURED, Form::Full, BODY_FULL, true);
+            assert_eq!(read_sampled(&whole).map(|h| h.seq), Ok(5));
+        }
+    }
+
+    #[test]
+    fn a_sample_catches_torn_stale_and_misplaced_messages() {
+        let len = 1024;
+        let message = |sender: u32, seq: u64| {
+            let mut buf = vec![0u8; len];
+            init(&mut buf, sender);
+            stamp_sampled(&mut buf, seq);
+            buf
+        };
+        let this = message(2, 77);
+        // Torn: the second half from the message before (its last word always differs).
+        let mut torn = this.clone();
+        torn[len / 2..len - 1].copy_from_slice(&message(2, 76)[len / 2..len - 1]);
+        assert!(read_sampled(&torn).is_err(), "a torn message");
+        // Stale: a slot whose header and check byte were written and body was not (the body of
+        // the message a ring held there before, written whole).
+        let mut stale = vec![0u8; len];
+        init(&mut stale, 2);
+        stamp_form(&mut stale, 61, MEASURED, Form::Full, BODY_FULL, true);
+        stale[..BODY_FULL].copy_from_slice(&this[..BODY_FULL]);
+        stale[len - 1] = this[len - 1];
+        assert!(read_sampled(&stale).is_err(), "a stale body");
+        // Misplaced: the same sequence number's body from another sender.
+        let mut other = message(3, 77);
+        other[8..12].copy_from_slice(&2u32.to_le_bytes());
+        assert!(read_sampled(&other).is_err(), "another sender's body");
+        // Small messages are checked whole: their body is no longer than a window and a word.
+        assert_eq!(sample_of(WINDOW + 8, 9), None);
+        let mut small = vec![0u8; 16];
+        init(&mut small, 0);
+        stamp_sampled(&mut small, 4);
+        small[BODY_FULL] ^= 1;
+        assert!(read_sampled(&small).is_err());
     }
 
     #[test]

@@ -20,7 +20,7 @@ use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side, Transfer};
 
 use crate::machine;
 use crate::matrix::{self, Pace, Role};
-use crate::results::RoleReport;
+use crate::results::{RoleReport, Verify};
 use loops::{
     Lossy, Ordered, Slow, Tally, Window, batch_receive_loop, batch_send_loop, call_loop, echo_loop,
     receive_loop, send_loop,
@@ -65,6 +65,13 @@ pub struct ChildArgs {
     /// A slow subscriber: what it spends on each message, a busy wait.
     #[arg(long = "slow-work-ns", value_parser = nanos)]
     pub slow_work: Option<Duration>,
+    /// How much of each copied message's body is written and checked.
+    #[arg(long, value_parser = verify)]
+    pub verify: Verify,
+}
+
+fn verify(text: &str) -> Result<Verify, String> {
+    Verify::parse(text).ok_or_else(|| format!("unknown --verify {text:?}"))
 }
 
 fn role(text: &str) -> Result<Role, String> {
@@ -94,6 +101,7 @@ impl ChildArgs {
             ("--warmup-ns", ns(self.warmup)),
             ("--duration-ns", ns(self.duration)),
             ("--setup-timeout-ns", ns(self.setup_timeout)),
+            ("--verify", self.verify.as_str().into()),
         ]
         .into_iter()
         .chain(self.buffer.map(|b| ("--buffer-bytes", b.to_string())))
@@ -109,6 +117,7 @@ impl ChildArgs {
 /// Runs one role of library `L`.
 pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
     let case = matrix::find(&args.case)?;
+    message::set_verify(args.verify);
     if let Some(cpu) = args.cpu {
         // Before the library starts any thread of its own: those inherit the CPU.
         machine::pin_to(cpu).with_context(|| {
@@ -365,6 +374,7 @@ mod tests {
             attempt: Some(3),
             cpu: Some(1),
             slow_work: Some(Duration::from_micros(10)),
+            verify: Verify::Sample,
         };
         let line = std::iter::once("child".to_string()).chain(args.to_args());
         assert_eq!(Line::try_parse_from(line).unwrap().args, args);

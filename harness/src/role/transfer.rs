@@ -2,8 +2,9 @@
 //! the role's own buffer (`Copied`, the comparison's method and every pattern's), or written and
 //! read where the library lends its memory (`Lent`, a loan case's stream or round trip). The
 //! loops are generic over these, so each way is compiled into its own loop: no branch or call
-//! per message beyond the library's own. Both ways write every byte of every message and check
-//! every byte that arrives (`message`), so neither wins by leaving memory untouched.
+//! per message beyond the library's own. A copy writes and checks what `--verify` says (the
+//! library's copies touch every byte of it); a loan writes and checks every byte of every
+//! message whatever it says (`message`), so that it does not win by leaving memory untouched.
 
 use anyhow::{Context, Result, anyhow};
 use ipcbench_api::{Loaned, Received, Rx, Tx};
@@ -111,7 +112,7 @@ impl Take for Lent {
     #[inline(always)]
     fn take<R: Rx>(&mut self, rx: &mut R) -> Result<Loaned<Header>> {
         let size = self.size;
-        rx.recv_loaned(|msg| message::read(msg, size))?.transpose().map_err(|e| anyhow!(e))
+        rx.recv_loaned(|msg| message::read_whole(msg, size))?.transpose().map_err(|e| anyhow!(e))
     }
 }
 

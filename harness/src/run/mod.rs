@@ -409,8 +409,10 @@ impl RunContext<'_> {
         HostCost { wall_s: self.clock.0.elapsed().as_secs_f64(), ..self.cost.get() }
     }
 
-    /// `--runs auto`: more runs of a measured result until every mode's median interval is
-    /// narrow enough or the cap is reached; records the runs it took and the widest interval.
+    /// `--runs auto`: more runs of a measured result until every mode's figure resolves
+    /// `auto.resolve` (`analysis::resolution` of the runs it is taken from) or the cap is
+    /// reached; records the runs it took. The rule reads the interval's width only, never
+    /// whether a difference has shown.
     fn more_runs(
         &self,
         case: &Case,
@@ -422,18 +424,20 @@ impl RunContext<'_> {
         if result.status != Status::Ok {
             return;
         }
-        let widest = |r: &CaseResult| {
-            r.modes.iter().filter_map(|m| analysis::interval_width(r.pattern, &m.runs)).fold(0.0, f64::max)
+        let resolved = |r: &CaseResult| {
+            r.modes.iter().all(|m| {
+                analysis::resolution(r.pattern, analysis::figure_runs(r.pattern, &m.runs))
+                    .is_some_and(|x| x <= auto.resolve)
+            })
         };
         let mut runs = self.opts.config.runs;
-        while result.status == Status::Ok && runs < auto.max_runs && widest(result) > auto.width {
+        while result.status == Status::Ok && runs < auto.max_runs && !resolved(result) {
             runs += 1;
             self.progress.borrow_mut().trials_added(lib.modes.len());
             self.one_run(case, lib, result, runs, trials);
         }
         if result.status == Status::Ok {
             result.runs_taken = Some(runs);
-            result.interval_width = Some(widest(result));
         }
     }
 

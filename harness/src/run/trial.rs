@@ -126,6 +126,7 @@ impl Trial<'_> {
                 pin.cpu(&self.ctx.cpus, i)
             }),
             slow_work: slow.then_some(opts.config.slow_work),
+            verify: opts.config.verify,
         }
     }
 

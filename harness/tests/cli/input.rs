@@ -60,7 +60,8 @@ impl Drop for Spinners {
 #[test]
 fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     let t = RunTest::new("doctor");
-    let out = ipcbench(&["doctor"]);
+    // As a user's shell runs it, without the tests' IPCBENCH_VERIFY.
+    let out = bin().arg("doctor").env_remove("IPCBENCH_VERIFY").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for fact in [
@@ -70,8 +71,11 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
         "CPU governor",
         "hypervisor",
         "idle-core wake-up",
+        "idle driver",
+        "huge pages",
         "/dev/shm",
         "POSIX queues",
+        "run defaults",
     ] {
         assert!(
             text.lines().any(|l| l.get(1..).is_some_and(|l| l.trim_start().starts_with(fact))),
@@ -80,6 +84,13 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     }
     let msg_max = std::fs::read_to_string("/proc/sys/fs/mqueue/msg_max").unwrap();
     assert!(text.contains(&format!("msg_max {}", msg_max.trim())), "{text}");
+    // The defaults are the parser's own: what a bare `run` records in its file.
+    assert!(text.contains("3 runs of 1 s after 0.3 s of warm-up, order rounds, --verify sample"), "{text}");
+    // What the kernel says of its huge pages, as it says it.
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok();
+    if let Some(mode) = thp.as_deref().and_then(|t| t.split_whitespace().find(|w| w.starts_with('['))) {
+        assert!(text.contains(&format!("anonymous {}", mode.trim_matches(['[', ']']))), "{text}");
+    }
     for &lib in LIBRARIES.iter() {
         assert!(text.split_whitespace().any(|w| w == lib), "{lib} missing:\n{text}");
     }
@@ -101,6 +112,12 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     let c = &doc["conditions"];
     assert!(c["busy_cores"].as_f64().unwrap() > 0.2, "{c}");
     assert_eq!(c["mq_msg_max"].as_u64().unwrap().to_string(), msg_max.trim());
+    if thp.is_some() {
+        assert!(c["huge_pages"].as_str().unwrap().starts_with("anonymous "), "{c}");
+    }
+    // The tests' runs check every byte: a file says so by leaving `verify` out, as files did
+    // before the sample.
+    assert!(doc["settings"].get("verify").is_none(), "{}", doc["settings"]);
     if cores >= 2 {
         assert!(c["wake_up_us"]["median_us"].as_f64().unwrap() > 0.0, "{c}");
     }

@@ -14,10 +14,11 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
 
 /// The binary, with a terminal wide enough that no line it prints is wrapped: the tests find
-/// words in its lines (one test narrows it on purpose).
+/// words in its lines (one test narrows it on purpose). Its runs check every byte of every
+/// message (`IPCBENCH_VERIFY=full`) unless a test says `--verify sample`.
 fn bin() -> Command {
     let mut c = Command::new(BIN);
-    c.env("COLUMNS", "10000");
+    c.env("COLUMNS", "10000").env("IPCBENCH_VERIFY", "full");
     c
 }
 

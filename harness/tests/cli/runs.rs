@@ -312,10 +312,10 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
 }
 
 #[test]
-fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
+fn runs_auto_goes_on_until_each_figure_resolves_or_the_cap() {
     let t = RunTest::new("runs-auto");
-    // 1% is narrower than any two runs of 60 ms agree here: every result takes the cap.
-    let line = "run stream/16B --lib uds,shm-ring --runs auto --interval-width 1% --max-runs 5 --warmup 20ms --duration 60ms";
+    // 0.1% is finer than any two runs of 60 ms agree here: every result takes the cap.
+    let line = "run stream/16B stream/1KiB --lib uds,shm-ring --runs auto --resolve 0.1% --max-runs 5 --verify sample --warmup 20ms --duration 60ms";
     let driver = start(&words(line), &t.out);
     let pid = driver.id();
     let output = driver.wait_with_output().unwrap();
@@ -323,47 +323,62 @@ fn runs_auto_goes_on_until_the_interval_is_narrow_or_the_cap() {
     assert!(output.status.success(), "{text}");
     let doc = the_json(&t.out);
     assert_eq!(doc["settings"]["runs_auto"]["max_runs"], 5);
-    assert_eq!(doc["settings"]["runs_auto"]["width"], 0.01);
+    assert_eq!(doc["settings"]["runs_auto"]["resolve"], 0.001);
+    assert_eq!(doc["settings"]["verify"], "sample", "the check is recorded");
     for lib in ["uds", "shm-ring"] {
+        // A sampled 1 KiB body arrives whole by its check, in every run.
+        assert_eq!(results_of(&doc, "stream/1KiB", lib)["status"], "ok");
         let r = results_of(&doc, "stream/16B", lib);
         assert_eq!(r["status"], "ok", "{r}");
-        let width = r["interval_width"].as_f64().unwrap();
         let taken = r["runs_taken"].as_u64().unwrap();
-        assert!(taken == 5 || (3..5).contains(&taken) && width <= 0.01, "{r}");
+        // Each result records the smallest change it tells; it stops short of the cap only
+        // once every mode's runs resolve 0.1 %.
+        let resolution = r["resolution"].as_f64().unwrap();
+        assert!(resolution >= 0.0, "{r}");
+        assert!(taken == 5 || (3..5).contains(&taken) && resolution <= 0.001, "{r}");
         for m in r["modes"].as_array().unwrap() {
             assert_eq!(m["runs"].as_array().unwrap().len() as u64, taken, "{m}");
         }
         let line = text.lines().find(|l| l.contains(&format!("] stream/16B {lib} "))).unwrap();
-        assert!(line.contains(&format!("(runs auto: {taken} runs, interval ")), "{line}");
+        assert!(line.contains(&format!("(runs auto: {taken} runs)")), "{line}");
+        assert!(line.contains("(±"), "the line says what its figure resolves: {line}");
     }
     t.nothing_left(pid);
 
-    // At 100% the first 3 runs do, unless a mode's 3 runs spread wider than their median (with
-    // 3 runs the interval is their range; on a VM one run can halve): then the rule goes on.
+    // At 99% the first 3 runs do, unless a mode's 3 runs spread wider than that resolves (on a
+    // VM one run can halve): then the rule goes on.
     let t = RunTest::new("runs-auto-wide");
-    assert_refused(
-        &words("run stream/16B --interval-width 100%"),
-        &["--interval-width and --max-runs go with --runs auto"],
-    );
-    let line = "run stream/16B --lib uds --runs auto --interval-width 100% --warmup 20ms --duration 60ms";
+    let line = "run stream/16B --lib uds --runs auto --resolve 99% --warmup 20ms --duration 60ms";
     let driver = start(&words(line), &t.out);
     let pid = driver.id();
     assert!(driver.wait_with_output().unwrap().status.success());
     let doc = the_json(&t.out);
     let r = results_of(&doc, "stream/16B", "uds");
     let first_three_wide = r["modes"].as_array().unwrap().iter().any(|m| {
-        let mut rates: Vec<f64> = m["runs"].as_array().unwrap()[..3]
+        let logs: Vec<f64> = m["runs"].as_array().unwrap()[..3]
             .iter()
-            .map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap())
+            .map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap().ln())
             .collect();
-        rates.sort_by(f64::total_cmp);
-        rates[2] - rates[0] > rates[1]
+        let mean = logs.iter().sum::<f64>() / 3.0;
+        let s = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        // t(4) 2.776 * s * sqrt(2/3) beyond ln(1.99).
+        2.776 * s * (2.0f64 / 3.0).sqrt() > 1.99f64.ln()
     });
     assert!(r["runs_taken"] == 3 || first_three_wide, "{r}");
     t.nothing_left(pid);
-    assert_refused(
-        &words("run stream/16B --runs auto --max-runs 2"),
-        &["--max-runs 2: a whole number from 3 to 100"],
-    );
-    assert_refused(&words("run stream/16B --runs many"), &["'many' for '--runs", "or auto"]);
+    for (line, words_of) in [
+        ("run stream/16B --resolve 5%", &["--resolve and --max-runs go with --runs auto, not --runs 3"][..]),
+        ("run stream/16B --runs 5 --resolve 5%", &["not --runs 5"]),
+        ("run stream/16B --runs auto --resolve 0%", &["--resolve 0%: give more than 0% and less than 100%"]),
+        (
+            "run stream/16B --runs auto --resolve 100%",
+            &["--resolve 100%: give more than 0% and less than 100%"],
+        ),
+        ("run stream/16B --runs auto --resolve 150%", &["a percentage from 0% to 100%"]),
+        ("run stream/16B --runs auto --max-runs 2", &["--max-runs 2: a whole number from 3 to 100"]),
+        ("run stream/16B --runs many", &["'many' for '--runs", "or auto"]),
+        ("run stream/16B --verify some", &["'some' for '--verify", "sample or full"]),
+    ] {
+        assert_refused(&words(line), words_of);
+    }
 }
