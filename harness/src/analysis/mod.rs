@@ -435,9 +435,9 @@ pub fn figure_runs<'a>(
 ) -> Vec<&'a RunRecord> {
     let figure = counted(pattern);
     let runs: Vec<&RunRecord> = runs.into_iter().collect();
-    let with: Vec<(&RunRecord, f64)> =
-        runs.iter().filter_map(|r| Some((*r, value(figure, &r.figures)?))).collect();
-    let values: Vec<f64> = with.iter().map(|x| x.1).collect();
+    let with: Vec<&RunRecord> =
+        runs.iter().copied().filter(|r| value(figure, &r.figures).is_some()).collect();
+    let values = counted_values(pattern, with.iter().copied());
     if states::split_values(&values).is_empty() {
         return runs;
     }
@@ -453,14 +453,18 @@ pub fn figure_runs<'a>(
             larger = g;
         }
     }
-    with.iter().zip(&group).filter(|(_, g)| **g == larger).map(|((r, _), _)| *r).collect()
+    with.into_iter().zip(&group).filter(|(_, g)| **g == larger).map(|(r, _)| r).collect()
 }
 
 /// The smallest change the figure of these runs can tell (`noise::resolution`), on the figure
 /// that counts.
 pub fn resolution<'a>(pattern: Pattern, runs: impl IntoIterator<Item = &'a RunRecord>) -> Option<f64> {
-    let values: Vec<f64> = runs.into_iter().filter_map(|r| value(counted(pattern), &r.figures)).collect();
-    crate::noise::resolution(&values)
+    crate::noise::resolution(&counted_values(pattern, runs))
+}
+
+/// The figure that counts of each of these runs that has it, in their order.
+pub fn counted_values<'a>(pattern: Pattern, runs: impl IntoIterator<Item = &'a RunRecord>) -> Vec<f64> {
+    runs.into_iter().filter_map(|r| value(counted(pattern), &r.figures)).collect()
 }
 
 /// A result once its runs are in: each mode's median (of its figure's runs: `figure_runs`), and

@@ -6,7 +6,7 @@
 
 use ipcbench_api::RecvMode;
 
-use super::{counted, counted_runs, figure_runs, value};
+use super::{counted_runs, counted_values, figure_runs};
 use crate::noise::{log_spread, t975};
 use crate::results::{CaseResult, Status};
 
@@ -29,8 +29,7 @@ pub fn series<'a>(results: impl IntoIterator<Item = &'a CaseResult>) -> Vec<Seri
         for m in &r.modes {
             let counted_in = counted_runs(r.state(), &m.runs).count();
             let runs = figure_runs(r.pattern, counted_runs(r.state(), &m.runs));
-            let values: Vec<f64> =
-                runs.iter().filter_map(|x| value(counted(r.pattern), &x.figures)).collect();
+            let values = counted_values(r.pattern, runs.iter().copied());
             if let Some(spread) = log_spread(&values) {
                 out.push(Series {
                     case: r.case.clone(),
