@@ -61,6 +61,12 @@ pub enum Command {
     /// governor, hypervisor, idle-core wake-up (measured), /dev/shm, POSIX queue limits, the
     /// libraries built in.
     Doctor {
+        /// Instead: the control against itself with a calibration weight on one side (0%, 5%
+        /// and 10% of its round trip, a busy wait before each message its pinger sends), paired
+        /// as `run --against` pairs two builds: what the pairing tells of each weight, and the
+        /// rounds it took. The machine's own proof of what an A/B run here can tell.
+        #[arg(long, conflicts_with = "watch")]
+        calibrate: bool,
         /// Instead: the host's probe (polling and waiting floors, a system call, steal time)
         /// once a second for this long (30s, 5m), then whether the host held still.
         #[arg(long, value_name = "DURATION", value_parser = options::duration)]
@@ -117,6 +123,10 @@ pub enum Command {
     /// One role process of a trial (the driver starts these).
     #[command(hide = true)]
     Child(ChildArgs),
+    /// What this binary is, as `run --against` checks it: one JSON line (its version, its role
+    /// protocol, its child flags and its libraries).
+    #[command(hide = true)]
+    Identify,
 }
 
 /// The whole command line: each command, its checks, and its exit code.
@@ -131,11 +141,18 @@ pub fn main() -> ExitCode {
             console::out(&terminal::list(&matrix::matrix(), &libs, machine::cores()));
             ExitCode::SUCCESS
         }
-        Command::Doctor { watch: Some(d) } => {
+        Command::Doctor { watch: Some(d), .. } => {
             watch_host(d);
             ExitCode::SUCCESS
         }
-        Command::Doctor { watch: None } => {
+        Command::Doctor { calibrate: true, .. } => match crate::calibrate::calibrate() {
+            Ok((text, told)) => {
+                console::out(&text);
+                ExitCode::from(if told { 0 } else { crate::ab::EXIT_UNTOLD })
+            }
+            Err(e) => fail(e),
+        },
+        Command::Doctor { watch: None, calibrate: false } => {
             let libs = match registry::select(None) {
                 Ok(l) => l,
                 Err(e) => return fail(e),
@@ -193,6 +210,13 @@ pub fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(e),
         },
+        Command::Identify => match serde_json::to_string(&crate::ab::binary::Identity::this()) {
+            Ok(line) => {
+                console::out(&line);
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e.into()),
+        },
     }
 }
 
@@ -219,6 +243,12 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
+    if options.config.ab.is_some() {
+        return match measure_ab(options) {
+            Ok(code) => code,
+            Err(e) => fail(e),
+        };
+    }
     let stop = || run::INTERRUPTED.store(true, Ordering::SeqCst);
     if let Err(e) = ctrlc::set_handler(stop) {
         return fail(anyhow!("installing the Ctrl-C handler: {e}"));
@@ -245,6 +275,34 @@ fn measure_cases(options: Result<Options>, resume: Option<Resume>) -> ExitCode {
         }
         Err(e) => fail(e),
     }
+}
+
+/// `run --against OTHER`: the other binary checked, the A/B run, its report, and the exit code
+/// of its verdicts (or of its interruption).
+fn measure_ab(options: Options) -> Result<ExitCode> {
+    let (plan, same) = run::ab::plan(&options)?;
+    if same {
+        console::say(&format!(
+            "ipcbench: --against {} is this very binary (the same bytes): one binary against itself, as the \
+             sentinel is",
+            plan.binaries[1].path.display()
+        ));
+    }
+    let stop = || run::INTERRUPTED.store(true, Ordering::SeqCst);
+    ctrlc::set_handler(stop).map_err(|e| anyhow!("installing the Ctrl-C handler: {e}"))?;
+    let ended = run::ab::run(&options, plan)?;
+    if let Err(e) = report_of(std::slice::from_ref(&ended.path), None, &[], None) {
+        console::say(&format!("ipcbench: the report of {} could not be built: {e:#}", ended.path.display()));
+    }
+    if ended.interrupted {
+        console::say(&format!("ipcbench: interrupted; the rounds done are in {}", ended.path.display()));
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    for why in &ended.why {
+        console::say(&format!("ipcbench: {why}"));
+    }
+    console::say(&format!("ipcbench: exit {}; the A/B is in {}", ended.code, ended.path.display()));
+    Ok(ExitCode::from(ended.code))
 }
 
 /// `ipcbench report`, and the end of every run: every artefact, from the JSON alone; the folder
@@ -295,7 +353,7 @@ fn compare_files(old: &Path, new: &Path, share: f64, format: &str, across: bool)
     if !["terminal", "markdown", "json"].contains(&format) {
         bail!("--format {format:?}: terminal, markdown or json");
     }
-    let (a, b) = (results::load(old)?, results::load(new)?);
+    let (a, b) = (results::load(old)?.base_side(), results::load(new)?.base_side());
     let c = compare::compare((old, &a), (new, &b), share, across)?;
     match format {
         "markdown" => console::out(c.markdown().trim_end_matches('\n')),
@@ -334,7 +392,7 @@ fn spread_of(paths: &[PathBuf]) -> Result<String> {
         };
         let mut series = Vec::new();
         for f in &files {
-            series.extend(crate::analysis::spread::series(&results::load(f)?.results));
+            series.extend(crate::analysis::spread::series(&results::load(f)?.base_side().results));
         }
         groups.push((format!("{} ({} files)", path.display(), files.len()), series));
     }
@@ -406,7 +464,9 @@ mod tests {
             "cases" => "stream/16B",
             "duration" | "warmup" | "setup_timeout" | "grace" => "1s",
             "slow_work" => "20us",
-            "resolve" => "5%",
+            "resolve" | "threshold" => "5%",
+            "budget" => "10m",
+            "against" => "/bin/ipcbench-old",
             "verify" => "full",
             "order" => "interleaved",
             "pin" => "same-core",

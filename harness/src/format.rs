@@ -59,6 +59,16 @@ pub fn resolution(share: f64) -> String {
     if share < 0.01 { format!("±{:.1}%", share * 100.0) } else { format!("±{:.0}%", share * 100.0) }
 }
 
+/// A length of time in seconds, to the second: `45 s`, `9 min 12 s`, `1 h 05 min`.
+pub fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// A share as a whole percentage: `10%`.
 pub fn whole_percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)

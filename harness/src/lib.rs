@@ -9,7 +9,9 @@
 //! on purpose; `format` turns numbers into text; `histogram` carries latency histograms between
 //! the stages.
 
+pub mod ab;
 pub mod analysis;
+pub mod calibrate;
 pub mod cli;
 pub mod compare;
 pub mod console;

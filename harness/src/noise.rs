@@ -144,6 +144,102 @@ pub fn log_spread(values: &[f64]) -> Option<f64> {
     Some((logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt())
 }
 
+/// The one-sided p value of the change from `old` to `new` (one figure per run) lying beyond
+/// `threshold` (a share) after `drift` (a share both sittings moved by alike), in the direction
+/// it lies, doubled because that direction was read from the data: Welch's t on the logarithms.
+/// None below two values a side, or for a value not above zero.
+pub fn p_beyond(old: &[f64], new: &[f64], drift: f64, threshold: f64) -> Option<f64> {
+    let moments = |v: &[f64]| -> Option<(f64, f64, f64)> {
+        let n = v.len() as f64;
+        if v.len() < 2 || !v.iter().all(|x| x.is_finite() && *x > 0.0) {
+            return None;
+        }
+        let mean = v.iter().map(|x| x.ln()).sum::<f64>() / n;
+        let var = v.iter().map(|x| (x.ln() - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        Some((mean, var / n, n))
+    };
+    let ((ma, ea, na), (mb, eb, nb)) = (moments(old)?, moments(new)?);
+    let beyond = (mb - ma - drift.ln_1p()).abs() - threshold.ln_1p();
+    let se = (ea + eb).sqrt();
+    if se == 0.0 {
+        return Some(if beyond > 0.0 { 0.0 } else { 1.0 });
+    }
+    let df = (ea + eb).powi(2) / (ea * ea / (na - 1.0) + eb * eb / (nb - 1.0));
+    Some((2.0 * t_upper(beyond / se, df)).min(1.0))
+}
+
+/// P(T > t) for Student's t with `df` degrees of freedom.
+pub fn t_upper(t: f64, df: f64) -> f64 {
+    let tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    if t >= 0.0 { tail } else { 1.0 - tail }
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued fraction (evaluated
+/// by the modified Lentz method) on the side where it converges fast.
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * fraction(a, b, x) / a
+    } else {
+        1.0 - front * fraction(b, a, 1.0 - x) / b
+    }
+}
+
+fn fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let nonzero = |v: f64| if v.abs() < TINY { TINY } else { v };
+    let mut c = 1.0;
+    let mut d = 1.0 / nonzero(1.0 - (a + b) * x / (a + 1.0));
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+        d = 1.0 / nonzero(1.0 + even * d);
+        c = nonzero(1.0 + even / c);
+        h *= d * c;
+        let odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+        d = 1.0 / nonzero(1.0 + odd * d);
+        c = nonzero(1.0 + odd / c);
+        let step = d * c;
+        h *= step;
+        if (step - 1.0).abs() < 1e-14 {
+            break;
+        }
+    }
+    h
+}
+
+/// ln Γ(x) for x > 0, by Lanczos' approximation (g = 7, nine terms: about 15 digits).
+fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // The reflection formula.
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let sum = C[1..].iter().enumerate().fold(C[0], |s, (i, c)| s + c / (x + i as f64 + 1.0));
+    let t = x + G + 0.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +299,22 @@ mod tests {
         // One run each: no noise to speak of, the interval is the change itself.
         let (c, lo, hi) = change(&[100.0], &[130.0]).unwrap();
         assert!((c - 0.3).abs() < 1e-9 && lo == hi && (lo - c).abs() < 1e-9);
+    }
+    /// The upper tail meets the t table's 97.5 % and 95 % points, and the normal's far out.
+    #[test]
+    fn the_t_tail_meets_the_table() {
+        for (df, t) in [(1, 12.706), (2, 4.303), (9, 2.262), (29, 2.045)] {
+            let p = t_upper(t, df as f64);
+            assert!((p - 0.025).abs() < 5e-5, "df {df}: {p}");
+        }
+        for (df, t) in [(7, 1.895), (20, 1.725)] {
+            let p = t_upper(t, df as f64);
+            assert!((p - 0.05).abs() < 2e-4, "df {df}: {p}");
+        }
+        assert!((t_upper(0.0, 5.0) - 0.5).abs() < 1e-12);
+        assert!((t_upper(-2.262, 9.0) - 0.975).abs() < 2e-5);
+        assert!((t_upper(1.9623, 1000.0) - 0.025).abs() < 1e-4);
+        assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-12);
+        assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-12);
     }
 }

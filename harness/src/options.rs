@@ -13,6 +13,7 @@ use crate::fault::Fault;
 use crate::machine::Machine;
 use crate::matrix::{self, Case};
 use crate::registry;
+use crate::results::ab::AbSettings;
 use crate::results::{self, AutoRuns, Document, Order, Pin, RunConfig, RunStatus, Verify};
 
 /// What a run measures, and how.
@@ -67,8 +68,23 @@ fn check(c: &RunConfig) -> Result<()> {
     if !(1..=10_000).contains(&c.connects) {
         bail!("--connects {}: a whole number from 1 to 10000", c.connects);
     }
+    let within = |v: f64| v > 0.0 && v < 1.0;
+    if let Some(ab) = &c.ab {
+        if !within(ab.resolve) {
+            bail!("--resolve {}%: give more than 0% and less than 100%", ab.resolve * 100.0);
+        }
+        if !within(ab.threshold) {
+            bail!("--threshold {}%: give more than 0% and less than 100%", ab.threshold * 100.0);
+        }
+        if !(crate::ab::MIN_ROUNDS..=100).contains(&ab.max_rounds) {
+            bail!("--max-rounds {}: a whole number from {} to 100", ab.max_rounds, crate::ab::MIN_ROUNDS);
+        }
+        if ab.budget_s.is_some_and(|b| b <= 0.0) {
+            bail!("--budget 0s: give the time the extra rounds may take, such as 10m");
+        }
+    }
     if let Some(auto) = c.runs_auto {
-        if auto.resolve.is_nan() || auto.resolve <= 0.0 || auto.resolve >= 1.0 {
+        if !within(auto.resolve) {
             bail!("--resolve {}%: give more than 0% and less than 100%", auto.resolve * 100.0);
         }
         if !(AUTO_FIRST..=100).contains(&auto.max_runs) {
@@ -112,9 +128,32 @@ struct Config {
     #[arg(long, default_value = "3", value_parser = runs)]
     runs: Runs,
     /// `--runs auto`: the smallest change each figure must tell (the half-width of the 95%
-    /// interval of the difference of two such figures; default 5%).
+    /// interval of the difference of two such figures; default 5%). With --against: the
+    /// half-width of each figure's paired ratio past which it takes more rounds (default 2.5%).
     #[arg(long, value_name = "SHARE", value_parser = |t: &str| percent(t, "5%"))]
     resolve: Option<f64>,
+    /// Another ipcbench binary (an older build, a build against another version of a library):
+    /// each library runs from both in the same rounds, at least 8, more until each figure's
+    /// paired ratio tells --resolve (at most --max-rounds); each figure gets its ratio, its
+    /// interval and a verdict. Exits 0 when nothing is slower and every figure is resolved, 1
+    /// when something is slower, 3 when something is unresolved or the sentinel (this binary
+    /// against itself) moved.
+    #[arg(long, value_name = "BINARY", conflicts_with_all = ["runs", "order", "max_runs"])]
+    against: Option<PathBuf>,
+    /// With --against: a change up to this share is no change (default 5%).
+    #[arg(long, value_name = "SHARE", requires = "against", value_parser = |t: &str| percent(t, "5%"))]
+    threshold: Option<f64>,
+    /// With --against: the most rounds a figure may take (default 30).
+    #[arg(long, value_name = "N", requires = "against")]
+    max_rounds: Option<u32>,
+    /// With --against: no round past the first 8 starts once the run has taken this long (30m).
+    /// Without it, a case's extra rounds stop short of 6 times the trials a plain run of the
+    /// case takes.
+    #[arg(long, value_name = "DURATION", requires = "against", value_parser = duration)]
+    budget: Option<Duration>,
+    /// With --against: an unresolved figure does not make the exit code 3.
+    #[arg(long, requires = "against")]
+    allow_unresolved: bool,
     /// `--runs auto`: the most runs a result may take (default 15).
     #[arg(long, value_name = "N")]
     max_runs: Option<u32>,
@@ -253,7 +292,22 @@ impl Measure {
             slow_work,
             transfer,
             verify,
+            against,
+            threshold,
+            max_rounds: ab_rounds,
+            budget,
+            allow_unresolved,
         } = self.config;
+        let ab = against.map(|against| AbSettings {
+            against,
+            threshold: threshold.unwrap_or(crate::ab::THRESHOLD),
+            resolve: resolve.unwrap_or(crate::ab::RESOLVE),
+            min_rounds: crate::ab::MIN_ROUNDS,
+            max_rounds: ab_rounds.unwrap_or(crate::ab::MAX_ROUNDS),
+            budget_s: budget.map(|b| b.as_secs_f64()),
+            allow_unresolved,
+            handicap_ns: None,
+        });
         let (runs, runs_auto) = match runs {
             Runs::Auto => (
                 AUTO_FIRST,
@@ -262,6 +316,7 @@ impl Measure {
                     max_runs: max_runs.unwrap_or(DEFAULT_MAX_RUNS),
                 }),
             ),
+            Runs::Fixed(n) if ab.is_some() => (n, None),
             Runs::Fixed(n) if resolve.is_some() || max_runs.is_some() => {
                 bail!("--resolve and --max-runs go with --runs auto, not --runs {n}")
             }
@@ -283,6 +338,7 @@ impl Measure {
                 Some(v) => v,
                 None => default_verify()?,
             },
+            ab,
         };
         check(&config)?;
         Ok(Options {
@@ -336,6 +392,13 @@ impl Measure {
             format!("--resume: a case of {} is not in this binary's matrix", path.display())
         })?;
         let config = doc.settings.config.clone();
+        if config.ab.is_some() {
+            bail!(
+                "--resume: {} is an A/B run (--against): its pairs are measured in one sitting, not resumed; run it \
+                 again",
+                path.display()
+            );
+        }
         check(&config).with_context(|| {
             format!("--resume: {} holds settings this binary refuses on its command line", path.display())
         })?;

@@ -33,6 +33,11 @@ pub const fn entry<L: Library>() -> Entry {
     }
 }
 
+/// The entry of the control, `L`: its children also take `doctor --calibrate`'s handicap.
+const fn control<L: Library>() -> Entry {
+    Entry { run_child: role::handicap::run::<L>, ..entry::<L>() }
+}
+
 /// Every library built in, in the order of the tables.
 pub static LIBRARIES: [Entry; 15] = [
     entry::<ipcbench_fastipc::FastIpc>(),
@@ -49,8 +54,12 @@ pub static LIBRARIES: [Entry; 15] = [
     entry::<ipcbench_pipes::Pipe>(),
     entry::<ipcbench_pipes::Fifo>(),
     entry::<ipcbench_posix_mq::PosixMq>(),
-    entry::<ipcbench_shm_ring::ShmRing>(),
+    control::<ipcbench_shm_ring::ShmRing>(),
 ];
+
+/// The control: the hand-written shared-memory ring, the sentinel's library in an A/B run and
+/// the one `doctor --calibrate` weighs.
+pub const CONTROL: &str = "shm-ring";
 
 /// The library the report's questions are asked of when `report --subject` names none: the one
 /// the comparison this tool grew from is about.

@@ -142,6 +142,7 @@ fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
         batch: None,
         transfer: ipcbench_api::Transfer::Copy,
         library: "fastipc".into(),
+        side: None,
         processes: case.roles().len(),
         oversubscribed: false,
         status: Status::Ok,

@@ -41,6 +41,10 @@ pub enum Verdict {
     NoSharedState,
     /// Beyond the threshold, with fewer than `VERDICT_RUNS` runs on a side: no verdict.
     TooFewRuns,
+    /// Beyond the threshold, but not beyond it once the case's other libraries' shift between
+    /// the two sittings is taken out, or not beyond either file's resolution, or not surviving
+    /// the correction over every figure: two sittings cannot tell it; `run --against` can.
+    WithinDrift,
 }
 
 /// The runs a side needs for a verdict. With two a side, chance alone puts one side's runs all
@@ -67,6 +71,7 @@ impl Verdict {
             (Verdict::WithinNoise, _) => "no change within noise",
             (Verdict::NoSharedState, _) => "no shared host state",
             (Verdict::TooFewRuns, _) => "too few runs to tell",
+            (Verdict::WithinDrift, _) => "within the sittings' drift",
         }
     }
 }
@@ -96,6 +101,17 @@ pub struct Row {
     /// The host state (of both files' probes found together) whose runs were compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// The median change of the case's other libraries' figures of this kind between the two
+    /// files (absent where no other library has one): what the sittings moved by alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<f64>,
+    /// The change relative to the drift: (1 + change) / (1 + drift) - 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative: Option<f64>,
+    /// The one-sided p value of the relative change lying beyond the threshold (Welch's t on the
+    /// runs' logarithms, doubled), which the correction over every row reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
     /// What the reader must know of this row: the states of each side where they share none,
     /// or that its runs split into clusters, held each against the nearest.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,7 +166,7 @@ pub struct Shift {
 const SHARED: f64 = 0.8;
 const SHARED_ROWS: usize = 4;
 
-fn shared_shifts(rows: &[Row]) -> Vec<Shift> {
+fn shared_shifts(rows: &[Row], threshold: f64) -> Vec<Shift> {
     let mut groups: Vec<((&str, Measure), Vec<&Row>)> = Vec::new();
     for r in rows {
         match groups.iter_mut().find(|(k, _)| *k == (r.case.as_str(), r.figure)) {
@@ -161,7 +177,12 @@ fn shared_shifts(rows: &[Row]) -> Vec<Shift> {
     let mut out = Vec::new();
     for ((case, figure), group) in groups {
         for verdict in [Verdict::Slower, Verdict::Faster] {
-            let alike: Vec<f64> = group.iter().filter(|r| r.verdict == verdict).map(|r| r.change).collect();
+            // Moved beyond the threshold, that way (the verdicts hold the drift apart).
+            let way = |r: &&&Row| {
+                let better = (r.change > 0.0) == r.figure.higher_is_better();
+                r.change.abs() > threshold && better == (verdict == Verdict::Faster)
+            };
+            let alike: Vec<f64> = group.iter().filter(way).map(|r| r.change).collect();
             if group.len() >= SHARED_ROWS && alike.len() as f64 >= SHARED * group.len() as f64 {
                 out.push(Shift {
                     case: case.into(),
@@ -252,6 +273,8 @@ pub fn compare(
     let joint = states::Joint::of(old, new);
     notes.extend(notes::states(joint.as_ref(), old, new));
     let mut rows = Vec::new();
+    // Each row's runs, OLD's and NEW's, for its test.
+    let mut values: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
     let mut left_out = Vec::new();
     for (i, r) in new.results.iter().enumerate() {
         let Some(j) = old.results.iter().position(|x| x.case == r.case && x.library == r.library) else {
@@ -306,11 +329,15 @@ pub fn compare(
                         let note =
                             format!("no state in common: {}; {}", where_("OLD", so), where_("NEW", sn));
                         let change = if oa > 0.0 { nb / oa - 1.0 } else { 0.0 };
+                        values.push((a.clone(), b.clone()));
                         rows.push(Row {
                             case: r.case.clone(),
                             library: r.library.clone(),
                             mode: m.mode.as_str().into(),
                             figure,
+                            drift: None,
+                            relative: None,
+                            p: None,
                             old: oa,
                             new: nb,
                             old_runs: a.len(),
@@ -335,11 +362,15 @@ pub fn compare(
                         (a, b, None, None, ch)
                     }
                 };
+                values.push((a.clone(), b.clone()));
                 rows.push(Row {
                     case: r.case.clone(),
                     library: r.library.clone(),
                     mode: m.mode.as_str().into(),
                     figure,
+                    drift: None,
+                    relative: None,
+                    p: None,
                     old: middle(a.clone()).expect("not empty"),
                     new: middle(b.clone()).expect("not empty"),
                     old_runs: a.len(),
@@ -361,7 +392,17 @@ pub fn compare(
             left_out.push((r.case.clone(), r.library.clone(), "only in OLD".into()));
         }
     }
-    let shared = shared_shifts(&rows);
+    drifted(&mut rows, &values, threshold);
+    notes.push(format!(
+        "OLD and NEW are two sittings, minutes or days apart: the machine moves between them, here and on most \
+         machines, by more than most changes worth finding. Beside each change is the drift, the median change \
+         of the case's other libraries and modes, and the change relative to it. A verdict is given only where \
+         that relative change lies beyond {}, beyond both files' resolutions, and its test (Welch's t on the runs' \
+         logarithms) survives a Benjamini-Hochberg correction at 5% over every row; the rest is within the \
+         sittings' drift. To tell a smaller change, measure both builds in one sitting: ipcbench run --against.",
+        whole_percent(threshold)
+    ));
+    let shared = shared_shifts(&rows, threshold);
     Ok(Comparison {
         shared,
         old: o,
@@ -373,6 +414,64 @@ pub fn compare(
         rows,
         left_out,
     })
+}
+
+/// What two sittings cannot tell a row's change from: the larger of its drift and each side's
+/// resolution.
+fn margin(r: &Row) -> f64 {
+    [r.drift.map(f64::abs), r.old_resolution, r.new_resolution].into_iter().flatten().fold(0.0, f64::max)
+}
+
+/// Each row's drift (the median change of its case's other libraries' rows of its figure) and
+/// its change relative to it; then the verdicts of the rows beyond the threshold held to it: a
+/// change only where the relative change lies beyond the threshold and both files' resolutions
+/// and its test survives the Benjamini-Hochberg correction over every row's test.
+fn drifted(rows: &mut [Row], values: &[(Vec<f64>, Vec<f64>)], threshold: f64) {
+    let drifts: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| {
+            let others: Vec<f64> = rows
+                .iter()
+                .filter(|x| x.case == r.case && x.figure == r.figure && x.library != r.library)
+                .filter(|x| x.verdict != Verdict::NoSharedState)
+                .map(|x| x.change)
+                .collect();
+            middle(others)
+        })
+        .collect();
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.drift = drifts[i];
+        r.relative = Some((1.0 + r.change) / (1.0 + drifts[i].unwrap_or(0.0)) - 1.0);
+        if r.verdict != Verdict::NoSharedState {
+            r.p = noise::p_beyond(&values[i].0, &values[i].1, drifts[i].unwrap_or(0.0), threshold);
+        }
+    }
+    let tested: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].p.is_some()).collect();
+    let p: Vec<f64> = tested.iter().map(|&i| rows[i].p.unwrap_or(1.0)).collect();
+    let passed = crate::ab::stats::benjamini_hochberg(&p, crate::ab::stats::FALSE_DISCOVERY);
+    for (k, &i) in tested.iter().enumerate() {
+        let r = &mut rows[i];
+        if !matches!(r.verdict, Verdict::Faster | Verdict::Slower) {
+            continue;
+        }
+        let relative = r.relative.unwrap_or(r.change);
+        let beyond = relative.abs() > threshold
+            && r.old_resolution.is_none_or(|x| relative.abs() > x)
+            && r.new_resolution.is_none_or(|x| relative.abs() > x);
+        if !beyond || !passed[k] {
+            r.verdict = Verdict::WithinDrift;
+        } else if (relative > 0.0) != (r.change > 0.0) {
+            // The library moved less than the others: its change, against theirs, is the other way.
+            r.verdict = if r.verdict == Verdict::Faster { Verdict::Slower } else { Verdict::Faster };
+        }
+    }
+    // A row beyond the threshold that no test reached (its runs too few or not above zero) is
+    // no verdict either.
+    for r in
+        rows.iter_mut().filter(|r| r.p.is_none() && matches!(r.verdict, Verdict::Faster | Verdict::Slower))
+    {
+        r.verdict = Verdict::WithinDrift;
+    }
 }
 
 /// A side's figure and the smallest change it tells: `1.20 M ±4%`.
@@ -395,7 +494,10 @@ impl Comparison {
     }
 
     fn table(&self) -> Table {
-        let header = ["case", "library", "mode", "figure", "OLD", "NEW", "change", "interval", "verdict"];
+        let header = [
+            "case", "library", "mode", "figure", "OLD", "NEW", "change", "interval", "drift", "vs drift",
+            "verdict",
+        ];
         Table {
             header: header.map(String::from).to_vec(),
             rows: self
@@ -411,7 +513,15 @@ impl Comparison {
                         resolved(value_text(r.figure, r.new), r.new_resolution),
                         signed(r.change),
                         format!("{} to {}", signed(r.low), signed(r.high)),
-                        r.verdict.text(r.figure).into(),
+                        r.drift.map_or("-".into(), signed),
+                        r.relative.map_or("-".into(), signed),
+                        match r.verdict {
+                            Verdict::WithinDrift => format!(
+                                "within the sittings' drift ({}): use run --against",
+                                crate::format::resolution(margin(r))
+                            ),
+                            v => v.text(r.figure).into(),
+                        },
                     ]
                     .map(Cell::Text)
                     .to_vec()
@@ -461,6 +571,12 @@ impl Comparison {
             count(Verdict::NoChange),
             count(Verdict::WithinNoise)
         );
+        if count(Verdict::WithinDrift) > 0 {
+            out.push_str(&format!(
+                " {} beyond the threshold but within the two sittings' drift: run --against tells them.",
+                count(Verdict::WithinDrift)
+            ));
+        }
         if count(Verdict::TooFewRuns) > 0 {
             out.push_str(&format!(
                 " {} beyond the threshold on fewer than {VERDICT_RUNS} runs a side (in their state): too few to tell.",

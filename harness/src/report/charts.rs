@@ -210,6 +210,7 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     charts.extend(super::loans::draw(view, dir)?);
     charts.extend(super::scaling::draw(view, dir)?);
     charts.extend(super::timeline::draw(view, dir)?);
+    charts.extend(super::ab::draw(view, dir)?);
     Ok(charts)
 }
 

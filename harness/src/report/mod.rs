@@ -14,6 +14,7 @@
 //! formats that page is rendered in (`terminal` also what a run prints: its lines, its closing
 //! tables, `ipcbench list`); `readme` writes a README's marked blocks as the page's sections.
 
+pub mod ab;
 mod charts;
 mod claims;
 mod cost;
@@ -63,7 +64,8 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Source>> {
     }
     let mut sources: Vec<Source> = Vec::new();
     for path in paths {
-        let doc = results::load(path)?;
+        // An A/B file's tables are its base's; its pairing is a section of its own.
+        let doc = results::load(path)?.base_side();
         let mut label = machine_label(&doc);
         if sources.iter().any(|s| s.label == label) {
             label = format!("{label}, {}", doc.started);

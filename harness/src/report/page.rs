@@ -12,7 +12,7 @@ use super::faq::{Answer, Questions};
 use super::first::{self, Sentence};
 use super::model::{self, Table};
 use super::plot::{Chart, Place};
-use super::{claims, cost, floor, loans, scaling, sizes, spectrum, summary, tables};
+use super::{ab, claims, cost, floor, loans, scaling, sizes, spectrum, summary, tables};
 use crate::results::LibraryRecord;
 
 /// A report, ready for any format.
@@ -118,6 +118,16 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
             vec![Block::Table(summary::table(view)), Block::Note(standing_note(view))],
         ),
     ];
+    // An A/B file's pairing first: it is what the run was for.
+    if let Some((_, record, settings)) = ab::of(view) {
+        let blocks = vec![
+            Block::Note(ab::preamble(record, settings).join(" ")),
+            at(Place::Ab),
+            Block::Table(ab::table(record)),
+            Block::Note(ab::summary(record)),
+        ];
+        sections.insert(0, section("ab", ab::TITLE, blocks));
+    }
     for f in Family::ALL {
         let mut t = families::table(view, f);
         if t.rows.is_empty() {

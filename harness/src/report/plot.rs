@@ -55,6 +55,8 @@ pub enum Place {
     Sizes,
     /// The host's probes across a run (`timeline`), under the machines table.
     Host,
+    /// An A/B run's ratios (`ab`), in its section.
+    Ab,
 }
 
 impl Place {
@@ -67,6 +69,7 @@ impl Place {
             Place::Cost => "What each figure costs",
             Place::Sizes => "Across message sizes",
             Place::Host => "Machines",
+            Place::Ab => super::ab::TITLE,
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::machine::{Conditions, Machine};
 use crate::matrix::{Column, Pattern, Role};
 
+pub mod ab;
 mod failure;
 mod figures;
 mod file;
@@ -52,6 +53,18 @@ pub struct Document {
     pub toolchain: BTreeMap<String, String>,
     pub libraries: Vec<LibraryRecord>,
     pub results: Vec<CaseResult>,
+    /// `run --against`: the two binaries and what the pairing found; absent in a plain run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<ab::AbRecord>,
+}
+
+impl Document {
+    /// The results of a plain run, or of an A/B run's base binary alone (its record kept): what
+    /// every table, `compare` and `spread` read of a file.
+    pub fn base_side(mut self) -> Document {
+        self.results.retain(|r| r.side.is_none_or(|s| s == ab::Side::Base));
+        self
+    }
 }
 
 /// Where a run is.
@@ -153,6 +166,9 @@ pub struct CaseResult {
     #[serde(default = "text::copied", skip_serializing_if = "text::is_copy", with = "text::transfer")]
     pub transfer: Transfer,
     pub library: String,
+    /// `run --against`: the binary its runs came from; absent in a plain run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<ab::Side>,
     pub processes: usize,
     /// More role processes than cores: they time-share, which changes what is measured.
     pub oversubscribed: bool,

@@ -55,6 +55,9 @@ pub struct RunConfig {
     /// (`full`), as every file before the sample was written.
     #[serde(default, skip_serializing_if = "Verify::is_full")]
     pub verify: Verify,
+    /// `run --against`: an A/B run's pairing; absent in a plain run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<super::ab::AbSettings>,
 }
 
 /// `--verify`: how much of each copied message's body its sender writes and its receiver

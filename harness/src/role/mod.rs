@@ -5,6 +5,7 @@
 
 pub mod connect;
 pub mod cost;
+pub mod handicap;
 pub mod loops;
 pub mod message;
 pub mod paced;
@@ -68,6 +69,10 @@ pub struct ChildArgs {
     /// How much of each copied message's body is written and checked.
     #[arg(long, value_parser = verify)]
     pub verify: Verify,
+    /// `doctor --calibrate` only: a busy wait of this long before each message a sender or
+    /// pinger of the control sends (`handicap`).
+    #[arg(long = "handicap-ns", value_parser = nanos)]
+    pub handicap: Option<Duration>,
 }
 
 fn verify(text: &str) -> Result<Verify, String> {
@@ -109,6 +114,7 @@ impl ChildArgs {
         .chain(self.attempt.map(|k| ("--attempt", k.to_string())))
         .chain(self.cpu.map(|c| ("--cpu", c.to_string())))
         .chain(self.slow_work.map(|d| ("--slow-work-ns", ns(d))))
+        .chain(self.handicap.map(|d| ("--handicap-ns", ns(d))))
         .flat_map(|(flag, value)| [flag.to_string(), value])
         .collect()
     }
@@ -116,6 +122,14 @@ impl ChildArgs {
 
 /// Runs one role of library `L`.
 pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
+    if args.handicap.is_some() {
+        bail!("{}: a handicap is the calibration's weight on the control (shm-ring) alone", L::info().id);
+    }
+    run_role::<L>(args)
+}
+
+/// Runs one role of library `L`, as its arguments say.
+fn run_role<L: Library>(args: &ChildArgs) -> Result<()> {
     let case = matrix::find(&args.case)?;
     message::set_verify(args.verify);
     if let Some(cpu) = args.cpu {
@@ -375,6 +389,7 @@ mod tests {
             cpu: Some(1),
             slow_work: Some(Duration::from_micros(10)),
             verify: Verify::Sample,
+            handicap: Some(Duration::from_nanos(40)),
         };
         let line = std::iter::once("child".to_string()).chain(args.to_args());
         assert_eq!(Line::try_parse_from(line).unwrap().args, args);

@@ -76,6 +76,7 @@ pub fn begin(
         batch: (case.batch > 1).then_some(case.batch),
         transfer: case.transfer,
         library: lib.id.into(),
+        side: None,
         processes,
         oversubscribed: processes > cores,
         status: Status::Ok,

@@ -7,6 +7,7 @@
 //! its protocol, `children` the trial's processes,
 //! `ledger` each result's record before and after its runs.
 
+pub mod ab;
 pub mod children;
 mod connect;
 pub mod dir;
@@ -36,7 +37,7 @@ use crate::results::{
 };
 use progress::Progress;
 use schedule::Step;
-use trial::{Trial, TrialError};
+use trial::{Launch, Trial, TrialError};
 
 /// Set by Ctrl-C (SIGINT) or SIGTERM: the driver stops the trial, keeps what is done, and exits.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -48,12 +49,127 @@ pub enum Outcome {
 }
 
 pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)> {
+    let Opened { path, mut doc, kept, run_dir, _lock } = open(opts, resume, None)?;
+    let cores = doc.machine.cores;
+    let total = opts.cases.len() * opts.libraries.len();
+    // The trials planned: every run of every receive mode of each result still to measure.
+    let planned: usize = opts
+        .cases
+        .iter()
+        .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
+        .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
+        .filter(|(case, lib)| {
+            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer).status
+                == Status::Ok
+        })
+        .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
+        .sum();
+    let ctx = RunContext::new(opts, &run_dir, &doc, planned, total)?;
+    let mut trials = 0usize;
+    let mut failed = 0;
+    let mut stop = false;
+    for case in &opts.cases {
+        // The results of this case, in the libraries' order (a step's `library` indexes both):
+        // each one kept, or new.
+        let mut row: Vec<(CaseResult, bool)> = opts
+            .libraries
+            .iter()
+            .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
+                Some(r) => (r.clone(), false),
+                None => (ctx.begin(case, lib), true),
+            })
+            .collect();
+        let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
+        for step in schedule::case(opts.config.order, opts.config.runs, &measured) {
+            match step {
+                Step::Run { library, run } => {
+                    let result = &mut row[library].0;
+                    if stop || result.status != Status::Ok {
+                        continue;
+                    }
+                    ctx.one_run(&ctx.launch, case, &opts.libraries[library], result, run, &mut trials);
+                    stop = result.status == Status::Interrupted;
+                }
+                Step::Extra => {
+                    stop = stop || ctx.extra_rounds(case, &mut doc, &mut row, &measured, &mut trials);
+                }
+                Step::Finish { library } => {
+                    let (result, new) = &mut row[library];
+                    if *new
+                        && !stop
+                        && let Some(auto) = opts.config.runs_auto
+                    {
+                        ctx.more_runs(case, &opts.libraries[library], result, auto, &mut trials);
+                        stop = result.status == Status::Interrupted;
+                    }
+                    if *new {
+                        if stop {
+                            ledger::cut_short(result, opts.config.runs);
+                        }
+                        if !result.modes.is_empty() {
+                            ctx.others(result);
+                        }
+                    }
+                    doc.results.push(result.clone());
+                    // Every result in its case's state, as the states stand with this one's runs.
+                    resettle(&mut doc, &kept);
+                    if *new {
+                        let result = doc.results.last().expect("just pushed");
+                        failed += (result.status == Status::Failed) as usize;
+                        ctx.result_done(doc.results.len(), result);
+                    }
+                    // As each result comes: a run killed now loses only the case under way.
+                    write(&doc, &path)?;
+                }
+            }
+        }
+        if stop {
+            break;
+        }
+    }
+    // A resumed run interrupted again keeps what it had not reached yet.
+    for r in &kept {
+        if !doc.results.iter().any(|x| x.case == r.case && x.library == r.library) {
+            doc.results.push(r.clone());
+        }
+    }
+    resettle(&mut doc, &kept);
+    let interrupted = ctx.close(&mut doc, &path)?;
+    console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.watch.wide, console::width()));
+    Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+}
+
+/// A run's results file and directory, ready for its cases.
+pub(crate) struct Opened {
+    pub path: PathBuf,
+    pub doc: Document,
+    /// The results a resumed run keeps.
+    pub kept: Vec<CaseResult>,
+    pub run_dir: dir::RunDir,
+    /// Held until the run ends.
+    pub _lock: results::Lock,
+}
+
+/// The results file rewritten whole, atomically; a failure says how to go on.
+pub(crate) fn write(doc: &Document, path: &Path) -> Result<()> {
+    results::write_atomically(doc, path).with_context(|| {
+        format!("the run stopped; once there is room, `ipcbench run --resume {}` goes on", path.display())
+    })
+}
+
+/// Everything before a run's first trial: the results folder, the clean-up of runs killed
+/// before, the run's directory, and its results file (new, or the resumed one) written once,
+/// with the banner that says what will run. An A/B run's record goes in the new file.
+pub(crate) fn open(
+    opts: &Options,
+    resume: Option<Resume>,
+    ab: Option<results::ab::AbRecord>,
+) -> Result<Opened> {
     if opts.out.exists() && !opts.out.is_dir() {
         anyhow::bail!("--out {} is a file, not a folder: name a folder for the results", opts.out.display());
     }
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating the results folder {}", opts.out.display()))?;
-    let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let stale = dir::remove_stale();
     if !stale.is_empty() {
         let removed: Vec<&str> = stale.iter().flat_map(|s| s.removed.iter().map(String::as_str)).collect();
@@ -107,6 +223,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
                 toolchain: [("rustc".to_string(), env!("IPCBENCH_RUSTC").to_string())].into(),
                 libraries: opts.libraries.iter().map(LibraryRecord::new).collect(),
                 results: Vec::new(),
+                ab,
             };
             (path, doc, Vec::new(), lock)
         }
@@ -120,19 +237,13 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     }
     // A resumed file keeps the conditions of its start.
     doc.conditions.get_or_insert(conditions);
-    let write = |doc: &Document| {
-        results::write_atomically(doc, &path).with_context(|| {
-            format!("the run stopped; once there is room, `ipcbench run --resume {}` goes on", path.display())
-        })
-    };
-    if let Err(e) = write(&doc) {
+    if let Err(e) = write(&doc, &path) {
         // A new run's file holds nothing yet: the name it reserved goes too.
         if doc.resumed.is_empty() {
             let _ = std::fs::remove_file(&path);
         }
         return Err(e);
     }
-    let total = opts.cases.len() * opts.libraries.len();
     console::say(&format!(
         "ipcbench: {} cases x {} libraries, {} runs of {:?} after {:?} of warm-up ({} order), on {} cores; results in {}",
         opts.cases.len(),
@@ -146,132 +257,17 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     ));
     if !kept.is_empty() {
         console::say(&format!(
-            "ipcbench: resuming: {} of {total} done before, kept; running the rest",
-            kept.len()
+            "ipcbench: resuming: {} of {} done before, kept; running the rest",
+            kept.len(),
+            opts.cases.len() * opts.libraries.len()
         ));
     }
+    Ok(Opened { path, doc, kept, run_dir, _lock })
+}
 
-    // The trials planned: every run of every receive mode of each result still to measure.
-    let planned: usize = opts
-        .cases
-        .iter()
-        .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
-        .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
-        .filter(|(case, lib)| {
-            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer).status
-                == Status::Ok
-        })
-        .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
-        .sum();
-    let ctx = RunContext {
-        progress: RefCell::new(Progress::new(
-            planned,
-            total,
-            opts.config.warmup + opts.config.duration,
-            opts.watch.verbose,
-        )),
-        opts,
-        dir: &run_dir.path,
-        tag: &run_dir.tag,
-        cores,
-        cpus: machine::allowed_cpus(),
-        warned: Default::default(),
-        clock: (std::time::Instant::now(), since_start(&doc.started)),
-        cost: Default::default(),
-    };
-    let mut trials = 0usize;
-    let mut failed = 0;
-    let mut stop = false;
-    for case in &opts.cases {
-        // The results of this case, in the libraries' order (a step's `library` indexes both):
-        // each one kept, or new.
-        let mut row: Vec<(CaseResult, bool)> = opts
-            .libraries
-            .iter()
-            .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
-                Some(r) => (r.clone(), false),
-                None => {
-                    let mut r =
-                        ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer);
-                    if r.status == Status::Ok {
-                        r.placement = opts.config.pin.map(|pin| ledger::placement(case, pin, &ctx.cpus));
-                    }
-                    (r, true)
-                }
-            })
-            .collect();
-        let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
-        for step in schedule::case(opts.config.order, opts.config.runs, &measured) {
-            match step {
-                Step::Run { library, run } => {
-                    let result = &mut row[library].0;
-                    if stop || result.status != Status::Ok {
-                        continue;
-                    }
-                    ctx.one_run(case, &opts.libraries[library], result, run, &mut trials);
-                    stop = result.status == Status::Interrupted;
-                }
-                Step::Extra => {
-                    stop = stop || ctx.extra_rounds(case, &mut doc, &mut row, &measured, &mut trials);
-                }
-                Step::Finish { library } => {
-                    let (result, new) = &mut row[library];
-                    if *new
-                        && !stop
-                        && let Some(auto) = opts.config.runs_auto
-                    {
-                        ctx.more_runs(case, &opts.libraries[library], result, auto, &mut trials);
-                        stop = result.status == Status::Interrupted;
-                    }
-                    if *new {
-                        if stop {
-                            ledger::cut_short(result, opts.config.runs);
-                        }
-                        if !result.modes.is_empty() {
-                            ctx.others(result);
-                        }
-                    }
-                    doc.results.push(result.clone());
-                    // Every result in its case's state, as the states stand with this one's runs.
-                    resettle(&mut doc, &kept);
-                    if *new {
-                        let result = doc.results.last().expect("just pushed");
-                        failed += (result.status == Status::Failed) as usize;
-                        let line = terminal::progress_line(result);
-                        ctx.progress.borrow_mut().result(doc.results.len(), &line);
-                    }
-                    // As each result comes: a run killed now loses only the case under way.
-                    write(&doc)?;
-                }
-            }
-        }
-        if stop {
-            break;
-        }
-    }
-    // A resumed run interrupted again keeps what it had not reached yet.
-    for r in &kept {
-        if !doc.results.iter().any(|x| x.case == r.case && x.library == r.library) {
-            doc.results.push(r.clone());
-        }
-    }
-    resettle(&mut doc, &kept);
-    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
-    if !interrupted && let Some(c) = doc.conditions.as_mut() {
-        c.floors_after = Some(Floors::measure(cores, &matrix::sizes_of(&opts.cases)));
-    }
-    doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
-    doc.finished = Some(now());
-    // A run whose trials carried no probe (one core, or no case measured) cost nothing to watch.
-    let cost = ctx.cost();
-    if cost.probes_s > 0.0 {
-        let total = doc.host_cost.map_or(cost, |before| before.plus(cost));
-        console::say(&format!("ipcbench: watching the host took {}", total.text()));
-        doc.host_cost = Some(total);
-    }
-    write(&doc)?;
-    console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.watch.wide, console::width()));
-    Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+/// Now, as a results file writes a time.
+fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 /// What every case of a run shares.
@@ -291,6 +287,11 @@ pub struct RunContext<'a> {
     /// What the probes, retakes and extra rounds have cost so far (its `wall_s` unused); the
     /// retakes' time is also what their budget is held to.
     cost: std::cell::Cell<HostCost>,
+    /// This binary, as the trials of a plain run (and an A/B run's base) start their children.
+    pub launch: Launch,
+    /// Whether a trial whose host probe moved is taken again: not in an A/B run, whose pairing
+    /// is its answer to a moving host.
+    pub retakes: bool,
 }
 
 /// The most of a run's time that retakes may take (the probes themselves took 1.6-1.7 % more
@@ -317,7 +318,71 @@ fn since_start(started: &str) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-impl RunContext<'_> {
+impl<'a> RunContext<'a> {
+    pub(crate) fn new(
+        opts: &'a Options,
+        run_dir: &'a dir::RunDir,
+        doc: &Document,
+        planned: usize,
+        total: usize,
+    ) -> Result<RunContext<'a>> {
+        let launch = Launch::this().map_err(|e| anyhow::anyhow!(e))?;
+        Ok(RunContext {
+            progress: RefCell::new(Progress::new(
+                planned,
+                total,
+                opts.config.warmup + opts.config.duration,
+                opts.watch.verbose,
+            )),
+            opts,
+            dir: &run_dir.path,
+            tag: &run_dir.tag,
+            cores: doc.machine.cores,
+            cpus: machine::allowed_cpus(),
+            warned: Default::default(),
+            clock: (std::time::Instant::now(), since_start(&doc.started)),
+            cost: Default::default(),
+            launch,
+            retakes: opts.config.ab.is_none(),
+        })
+    }
+
+    /// A new result of a case for a library, before its runs: measured, or a dash or a skip.
+    pub(crate) fn begin(&self, case: &Case, lib: &LibraryInfo) -> CaseResult {
+        let c = &self.opts.config;
+        let mut r = ledger::begin(case, lib, self.cores, c.skip_oversubscribed, c.buffer);
+        if r.status == Status::Ok {
+            r.placement = c.pin.map(|pin| ledger::placement(case, pin, &self.cpus));
+        }
+        r
+    }
+
+    /// A new result is done: its line, as the `n`th result of the file.
+    pub(crate) fn result_done(&self, n: usize, result: &CaseResult) {
+        let line = terminal::progress_line(result);
+        self.progress.borrow_mut().result(n, &line);
+    }
+
+    /// After the last trial: the floors again, the status, what watching the host cost, and the
+    /// file's last write. Whether the run was interrupted.
+    pub(crate) fn close(&self, doc: &mut Document, path: &Path) -> Result<bool> {
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        if !interrupted && let Some(c) = doc.conditions.as_mut() {
+            c.floors_after = Some(Floors::measure(self.cores, &matrix::sizes_of(&self.opts.cases)));
+        }
+        doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
+        doc.finished = Some(now());
+        // A run whose trials carried no probe (one core, or no case measured) cost nothing to watch.
+        let cost = self.cost();
+        if cost.probes_s > 0.0 {
+            let total = doc.host_cost.map_or(cost, |before| before.plus(cost));
+            console::say(&format!("ipcbench: watching the host took {}", total.text()));
+            doc.host_cost = Some(total);
+        }
+        write(doc, path)?;
+        Ok(interrupted)
+    }
+
     /// The other runs alive now: each new one is warned about once; all go in the result.
     fn others(&self, result: &mut CaseResult) {
         let live = dir::live_others();
@@ -371,7 +436,11 @@ impl RunContext<'_> {
             // marked instead.
             let spent = self.cost.get().retakes_s + took.as_secs_f64();
             let within = spent <= RETAKE_SHARE * self.clock.0.elapsed().as_secs_f64();
-            if host.moved && retakes < host::states::RETAKES && within && !INTERRUPTED.load(Ordering::SeqCst)
+            if self.retakes
+                && host.moved
+                && retakes < host::states::RETAKES
+                && within
+                && !INTERRUPTED.load(Ordering::SeqCst)
             {
                 self.add_cost(HostCost { retakes: 1, retakes_s: took.as_secs_f64(), ..HostCost::default() });
                 retakes += 1;
@@ -434,7 +503,7 @@ impl RunContext<'_> {
         while result.status == Status::Ok && runs < auto.max_runs && !resolved(result) {
             runs += 1;
             self.progress.borrow_mut().trials_added(lib.modes.len());
-            self.one_run(case, lib, result, runs, trials);
+            self.one_run(&self.launch, case, lib, result, runs, trials);
         }
         if result.status == Status::Ok {
             result.runs_taken = Some(runs);
@@ -470,7 +539,7 @@ impl RunContext<'_> {
                 let lib = &self.opts.libraries[i];
                 self.progress.borrow_mut().trials_added(lib.modes.len());
                 let (began, had) = (std::time::Instant::now(), row[i].0.run_count());
-                self.one_run(case, lib, &mut row[i].0, runs + k, trials);
+                self.one_run(&self.launch, case, lib, &mut row[i].0, runs + k, trials);
                 let extra_runs = (row[i].0.run_count() - had) as u32;
                 self.add_cost(HostCost {
                     extra_runs,
@@ -489,6 +558,7 @@ impl RunContext<'_> {
     /// interruption ends the case.
     fn one_run(
         &self,
+        launch: &Launch,
         case: &Case,
         lib: &LibraryInfo,
         result: &mut CaseResult,
@@ -501,10 +571,13 @@ impl RunContext<'_> {
         self.others(result);
         for (m, &mode) in lib.modes.iter().enumerate() {
             *trials += 1;
-            let of = match opts.config.runs_auto {
-                Some(auto) => format!("{run_no} (auto, at most {})", auto.max_runs),
-                None if run_no > opts.config.runs => format!("{run_no} (an extra round: its host state)"),
-                None => format!("{run_no}/{}", opts.config.runs),
+            let of = match (launch.side, opts.config.runs_auto) {
+                (Some(side), _) => format!("{run_no} ({})", side.as_str()),
+                (None, Some(auto)) => format!("{run_no} (auto, at most {})", auto.max_runs),
+                (None, None) if run_no > opts.config.runs => {
+                    format!("{run_no} (an extra round: its host state)")
+                }
+                (None, None) => format!("{run_no}/{}", opts.config.runs),
             };
             let what = format!("{} {} {mode} run {of}", case.name, lib.id);
             if opts.watch.verbose {
@@ -514,6 +587,7 @@ impl RunContext<'_> {
             let fault = opts.fault.as_ref().filter(|f| f.applies(case, m == 0, run_no));
             let trial = Trial {
                 ctx: self,
+                launch,
                 case,
                 library: lib.id,
                 requests: lib.requests,

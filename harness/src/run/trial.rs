@@ -40,8 +40,27 @@ pub enum TrialError {
     Failed(Failure, String),
 }
 
+/// Which binary a trial's children start from (this one, or an A/B run's other), and what
+/// it adds to their arguments.
+pub struct Launch {
+    pub exe: std::path::PathBuf,
+    /// `doctor --calibrate`: the busy wait before each message the control's sender sends.
+    pub handicap: Option<Duration>,
+    /// An A/B run's side; none in a plain run.
+    pub side: Option<crate::results::ab::Side>,
+}
+
+impl Launch {
+    /// This binary, as a plain run starts its children.
+    pub fn this() -> Result<Launch, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
+        Ok(Launch { exe, handicap: None, side: None })
+    }
+}
+
 pub struct Trial<'a> {
     pub ctx: &'a RunContext<'a>,
+    pub launch: &'a Launch,
     pub case: &'a Case,
     pub library: &'static str,
     pub requests: Requests,
@@ -127,6 +146,7 @@ impl Trial<'_> {
             }),
             slow_work: slow.then_some(opts.config.slow_work),
             verify: opts.config.verify,
+            handicap: self.launch.handicap,
         }
     }
 
@@ -144,11 +164,9 @@ impl Trial<'_> {
     }
 
     fn run_in(&self, trial_dir: &Path) -> Result<RunRecord, TrialError> {
-        let exe = std::env::current_exe().map_err(|e| {
-            TrialError::Failed(Failure::Spawn { role: None }, format!("finding this binary: {e}"))
-        })?;
+        let exe = &self.launch.exe;
         if self.case.pace == Pace::Connect {
-            return self.connect_in(&exe, trial_dir);
+            return self.connect_in(exe, trial_dir);
         }
         for i in 0..self.case.pairs.unwrap_or(0) {
             let dir = pair_dir(trial_dir, i);
@@ -163,7 +181,7 @@ impl Trial<'_> {
         let mut children = Children { procs: Vec::new() };
         for (i, (role, index)) in self.case.roles().into_iter().enumerate() {
             let args = self.child_args(role, index, trial_dir);
-            children.procs.push(self.start(&exe, &args, i, &tx)?);
+            children.procs.push(self.start(exe, &args, i, &tx)?);
         }
         drop(tx);
 

@@ -1,5 +1,6 @@
-//! `ipcbench compare`: a file against itself changes nothing; a copy slowed on purpose is
-//! slower and fails the command; other machines and bad flags are refused with what to do.
+//! `ipcbench compare`: a file against itself changes nothing; a copy with one library slowed on
+//! purpose is slower and fails the command, one with every library slowed alike is within the two
+//! sittings' drift; other machines and bad flags are refused with what to do.
 
 use super::*;
 
@@ -37,9 +38,13 @@ fn a_file_against_itself_is_no_change_everywhere() {
     assert!(text.contains("With 3 runs behind a median its interval is the runs' whole range"), "{text}");
 }
 
-/// Every rate ×0.7 and every time ×1/0.7 in every run: the library is 30 % slower.
-fn slowed(doc: &mut Value) {
+/// Every rate ×0.7 and every time ×1/0.7 in every run of `library` (of every library: None): it
+/// is 30 % slower.
+fn slowed(doc: &mut Value, library: Option<&str>) {
     for r in doc["results"].as_array_mut().unwrap() {
+        if library.is_some_and(|l| r["library"] != l) {
+            continue;
+        }
         // (Indexing a missing key mutably would insert a null.)
         let Some(modes) = r.get_mut("modes").and_then(Value::as_array_mut) else { continue };
         for m in modes {
@@ -57,11 +62,11 @@ fn slowed(doc: &mut Value) {
 }
 
 #[test]
-fn a_copy_slowed_by_30_percent_is_slower_and_fails() {
+fn a_copy_with_one_library_slowed_by_30_percent_is_slower_and_fails() {
     let dir = out_dir("compare-slowed");
     std::fs::create_dir_all(&dir).unwrap();
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
-    slowed(&mut doc);
+    slowed(&mut doc, Some("fastipc"));
     let copy = dir.join("slowed.json");
     std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
     let copy = copy.to_str().unwrap();
@@ -69,35 +74,64 @@ fn a_copy_slowed_by_30_percent_is_slower_and_fails() {
     let out = ipcbench(&["compare", REFERENCE, copy, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = json_of(&out)["rows"].as_array().unwrap().clone();
-    let slower = rows.iter().filter(|r| r["verdict"] == "slower").count();
-    for r in &rows {
+    let (mine, others): (Vec<&Value>, Vec<&Value>) = rows.iter().partition(|r| r["library"] == "fastipc");
+    for r in &mine {
         // A 30 % slowdown is never called faster or no change; only runs spread wider than it
-        // may hide it in their noise.
-        assert!(r["verdict"] == "slower" || r["verdict"] == "within_noise", "{r}");
+        // (or a test the correction over every row does not pass) leave it untold.
+        assert!(["slower", "within_noise", "within_drift"].contains(&r["verdict"].as_str().unwrap()), "{r}");
         let c = r["change"].as_f64().unwrap();
         let expected = if r["figure"] == "msgs_per_s" { -0.3 } else { 1.0 / 0.7 - 1.0 };
         assert!((c - expected).abs() < 1e-9, "{r}");
+        // The others did not move: no drift to take out.
+        assert!(r["drift"].as_f64().unwrap().abs() < 1e-12, "{r}");
     }
-    assert!(slower * 10 >= rows.len() * 8, "{slower} of {} slower", rows.len());
-    // Every library slower alike: the output says that looks like the machine.
-    let c = json_of(&out);
-    let shared = c["shared"].as_array().unwrap();
-    let rtt = shared.iter().find(|s| s["case"] == "stream-rtt/16B" && s["figure"] == "p50_ns").unwrap();
-    assert_eq!(rtt["verdict"], "slower", "{rtt}");
-    assert!(rtt["rows"].as_u64().unwrap() * 10 >= rtt["of"].as_u64().unwrap() * 8, "{rtt}");
-    let text = String::from_utf8_lossy(&ipcbench(&["compare", REFERENCE, copy]).stdout).into_owned();
-    assert!(text.contains("Moved alike for most libraries, so more likely the machine's change"), "{text}");
-    assert!(text.contains("stream-rtt/16B p50 slower in "), "{text}");
+    let slower = mine.iter().filter(|r| r["verdict"] == "slower").count();
+    assert!(slower * 2 >= mine.len(), "{slower} of {} slower", mine.len());
+    assert!(others.iter().all(|r| r["verdict"] == "no_change"), "only fastipc changed");
     // The other way round it is faster, and the command passes.
     let back = ipcbench(&["compare", copy, REFERENCE, "--format", "markdown", "--threshold", "10%"]);
     assert_eq!(back.status.code(), Some(0));
     let md = String::from_utf8_lossy(&back.stdout);
     assert!(md.starts_with("# ipcbench compare\n"), "{md}");
     assert!(md.contains("| stream/16B | fastipc | waiting | rate |") && md.contains("| faster |"), "{md}");
-    assert!(md.contains("A change beyond 10%"), "{md}");
+    assert!(md.contains("A change beyond 10%") && md.contains("OLD and NEW are two sittings"), "{md}");
     // Past the threshold nothing is a verdict.
     let lenient = ipcbench(&["compare", REFERENCE, copy, "--threshold", "50%"]);
     assert_eq!(lenient.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every library 30 % slower alike is what a machine that moved between two sittings looks like:
+/// no verdict, each row within the sittings' drift, and the output says so.
+#[test]
+fn a_copy_with_every_library_slowed_alike_is_within_the_sittings_drift() {
+    let dir = out_dir("compare-drift");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
+    slowed(&mut doc, None);
+    let copy = dir.join("slowed.json");
+    std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
+    let copy = copy.to_str().unwrap();
+    let out = ipcbench(&["compare", REFERENCE, copy, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = json_of(&out);
+    for r in c["rows"].as_array().unwrap() {
+        assert!(["within_drift", "within_noise"].contains(&r["verdict"].as_str().unwrap()), "{r}");
+        if r["drift"].is_number() {
+            assert!(r["relative"].as_f64().unwrap().abs() < 1e-9, "{r}");
+        }
+    }
+    // Every library slower alike: the output says that looks like the machine.
+    let shared = c["shared"].as_array().unwrap();
+    let rtt = shared.iter().find(|s| s["case"] == "stream-rtt/16B" && s["figure"] == "p50_ns").unwrap();
+    assert_eq!(rtt["verdict"], "slower", "{rtt}");
+    let text = String::from_utf8_lossy(&ipcbench(&["compare", REFERENCE, copy]).stdout).into_owned();
+    assert!(text.contains("Moved alike for most libraries, so more likely the machine's change"), "{text}");
+    assert!(text.contains("within the sittings' drift (±30%): use run --against"), "{text}");
+    assert!(
+        text.contains("beyond the threshold but within the two sittings' drift: run --against tells them"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -172,28 +206,34 @@ fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_r
     let dir = out_dir("compare-rounds");
     std::fs::create_dir_all(&dir).unwrap();
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();
-    slowed(&mut doc);
+    slowed(&mut doc, Some("fastipc"));
     let copy = dir.join("slowed.json");
     std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
     let out = ipcbench(&["compare", ROUNDS_NEW, copy.to_str().unwrap(), "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let rows = json_of(&out)["rows"].as_array().unwrap().clone();
-    let counted: Vec<&Value> =
-        rows.iter().filter(|r| r["figure"] == "msgs_per_s" || r["figure"] == "p50_ns").collect();
+    let counted: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["library"] == "fastipc" && (r["figure"] == "msgs_per_s" || r["figure"] == "p50_ns"))
+        .collect();
     // The same states on both sides: never "no shared state"; a 30 % slowdown is slower, or
     // hidden only by runs spread wider than it, or by too few runs in the state to tell.
     for r in &counted {
-        assert!(["slower", "within_noise", "too_few_runs"].contains(&r["verdict"].as_str().unwrap()), "{r}");
+        assert!(
+            ["slower", "within_noise", "within_drift", "too_few_runs"]
+                .contains(&r["verdict"].as_str().unwrap()),
+            "{r}"
+        );
     }
-    // (In this committed file 26 of 64; 23 have 2 runs in their state, and 15 runs spread wider
-    // than 1/0.7 there, which three runs cannot tell from a 30 % change: docs/METHOD.md, "Host
-    // states". Fixed seed: the counts are the file's.)
+    // (In this committed file 2 of fastipc's 8: 3 have 2 runs in their state, 2 spread wider than
+    // a 30 % change, and one's test, p 0.0045, does not survive the correction over every row,
+    // docs/METHOD.md, "Two files taken apart". The counts are the file's: nothing is drawn.)
     let slower = counted.iter().filter(|r| r["verdict"] == "slower").count();
-    assert!(slower * 3 >= counted.len(), "{slower} of {} slower", counted.len());
+    assert_eq!((slower, counted.len()), (2, 8));
 
     // The same runs on a host in no state of the other file's: no verdict, and no failure.
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();
-    slowed(&mut doc);
+    slowed(&mut doc, None);
     other_host(&mut doc, 50.0);
     let moved = dir.join("elsewhere.json");
     std::fs::write(&moved, serde_json::to_string(&doc).unwrap()).unwrap();

@@ -365,6 +365,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
     all
 }
 
+mod ab;
 mod adding_a_library;
 mod bends;
 mod compare;

@@ -1,0 +1,219 @@
+//! "Did my change make it faster?": two builds in the same rounds (`run --against OTHER`). This
+//! room holds what an A/B run decides, apart from running it (`run::ab`): whether the other binary
+//! may be driven (`binary`), the order of each round (`order`), the statistics of the rounds'
+//! ratios (`stats`), and here each figure's pairing, the verdicts over the whole run, and the
+//! exit code they make.
+
+pub mod binary;
+pub mod order;
+pub mod stats;
+
+use crate::analysis;
+use crate::results::ab::{AbFigure, AbRecord, AbSettings, AbVerdict, Side};
+use crate::results::{CaseResult, Figure, HostRecord, Status};
+use stats::Paired;
+
+/// The rounds every A/B run takes before it looks at any interval.
+pub const MIN_ROUNDS: u32 = 8;
+/// The defaults of `--max-rounds`, `--resolve` and `--threshold` with `--against`.
+pub const MAX_ROUNDS: u32 = 30;
+pub const RESOLVE: f64 = 0.025;
+pub const THRESHOLD: f64 = 0.05;
+
+/// Without `--budget`, a case's rounds stop short of taking more than this many times what a
+/// plain run of it takes (its runs of one side): the 8 rounds of two sides take 5.3 times 3
+/// runs of one already, so a few libraries may take a few rounds more.
+pub const PLAIN_TIMES: f64 = 6.0;
+
+/// The exit code of an A/B run that found something slower (or failed a result).
+pub const EXIT_SLOWER: u8 = 1;
+/// The exit code of an A/B run that could not tell: a figure unresolved, or a sentinel called
+/// changed.
+pub const EXIT_UNTOLD: u8 = 3;
+
+/// Each round's ratio of `other`'s figure over `base`'s, in `mode`, over the rounds both ran
+/// and gave the figure (the counted figure of their pattern: a rate, or a round trip's p50) in
+/// one placement of the host (`held`); and how many rounds both ran without holding.
+pub fn paired_rounds(base: &CaseResult, other: &CaseResult, mode: ipcbench_api::RecvMode) -> (Vec<f64>, u32) {
+    let figure = analysis::counted(base.pattern);
+    let (theirs, ours) = (rounds_of(other, mode, figure), rounds_of(base, mode, figure));
+    let mut unheld = 0;
+    let ratios = ours
+        .into_iter()
+        .filter_map(|(round, b, bh)| {
+            let &(_, o, oh) = theirs.iter().find(|(k, _, _)| *k == round)?;
+            if !held(bh, oh) {
+                unheld += 1;
+                return None;
+            }
+            (b > 0.0).then(|| o / b)
+        })
+        .collect();
+    (ratios, unheld)
+}
+
+/// Each run of `r` in `mode` that gave `figure`: its round, its figure, its probes.
+fn rounds_of(
+    r: &CaseResult,
+    mode: ipcbench_api::RecvMode,
+    figure: Figure,
+) -> Vec<(u32, f64, Option<&HostRecord>)> {
+    r.modes
+        .iter()
+        .filter(|m| m.mode == mode)
+        .flat_map(|m| &m.runs)
+        .filter_map(|run| Some((run.round?, analysis::value(figure, &run.figures)?, run.host.as_ref())))
+        .collect()
+}
+
+/// The ratios of `paired_rounds`.
+pub fn ratios(base: &CaseResult, other: &CaseResult, mode: ipcbench_api::RecvMode) -> Vec<f64> {
+    paired_rounds(base, other, mode).0
+}
+
+/// Whether two runs of a round were taken in one placement of the host: neither one's probe
+/// moved across its window, and the two agree (`host::states::moved_between`). The probes are
+/// the driver's, between trials: no binary under test moves them, so a round left out for them
+/// favours neither side. Runs without probes (one core) always hold.
+fn held(a: Option<&HostRecord>, b: Option<&HostRecord>) -> bool {
+    use crate::host::states::moved_between;
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            !moved_between(&a.before, &a.after)
+                && !moved_between(&b.before, &b.after)
+                && !moved_between(&a.before, &b.before)
+        }
+        _ => true,
+    }
+}
+
+/// Whether any mode of `other` against `base` still needs rounds to tell `resolve`.
+pub fn needs_more(base: &CaseResult, other: &CaseResult, resolve: f64) -> bool {
+    base.modes.iter().any(|m| stats::needs_more(Paired::of(&ratios(base, other, m.mode)).as_ref(), resolve))
+}
+
+/// The figures of one library of a case: each mode of each side against the base, where all
+/// its sides passed. Their verdicts wait for `judge`, over the whole run.
+pub fn figures(base: &CaseResult, others: &[&CaseResult]) -> Vec<AbFigure> {
+    let figure = analysis::counted(base.pattern);
+    if base.status != Status::Ok || others.iter().any(|o| o.status != Status::Ok) {
+        return Vec::new();
+    }
+    let median = |r: &CaseResult, mode| {
+        let values: Vec<f64> = r
+            .modes
+            .iter()
+            .filter(|m| m.mode == mode)
+            .flat_map(|m| &m.runs)
+            .filter_map(|run| analysis::value(figure, &run.figures))
+            .collect();
+        crate::noise::middle(values)
+    };
+    let mut out = Vec::new();
+    for other in others {
+        for m in &base.modes {
+            let (ratios, unheld) = paired_rounds(base, other, m.mode);
+            let (Some(b), Some(o)) = (median(base, m.mode), median(other, m.mode)) else { continue };
+            let paired = Paired::of(&ratios);
+            let (ratio, low, high) = paired.map_or((o / b, o / b, o / b), |p| p.ratio());
+            out.push(AbFigure {
+                case: base.case.clone(),
+                library: base.library.clone(),
+                mode: m.mode,
+                figure,
+                side: other.side.unwrap_or(Side::Candidate),
+                base: b,
+                other: o,
+                ratio,
+                low,
+                high,
+                rounds: ratios.len() as u32,
+                unheld,
+                resolution: paired.map(|p| p.resolution()),
+                p: 1.0,
+                verdict: AbVerdict::Unresolved,
+            });
+        }
+    }
+    out
+}
+
+/// Every figure's p value against the threshold and its verdict, the correction taken over all
+/// the run's figures (the sentinels' with the candidate's).
+pub fn judge(figures: &mut [AbFigure], threshold: f64) {
+    let paired: Vec<Option<(f64, f64)>> = figures
+        .iter()
+        .map(|f| {
+            (f.resolution.is_some() && f.ratio > 0.0).then(|| (f.ratio.ln(), f.high.ln() - f.ratio.ln()))
+        })
+        .collect();
+    let p: Vec<f64> = figures
+        .iter()
+        .zip(&paired)
+        .map(|(f, x)| x.map_or(1.0, |(mean, h)| stats::p_beyond(mean, h, f.rounds as usize, threshold)))
+        .collect();
+    let passed = stats::benjamini_hochberg(&p, stats::FALSE_DISCOVERY);
+    for (i, f) in figures.iter_mut().enumerate() {
+        f.p = p[i];
+        f.verdict = match paired[i] {
+            Some((mean, h)) => {
+                stats::judged(mean, h, threshold, f.figure.measure().higher_is_better(), passed[i])
+            }
+            None => AbVerdict::Unresolved,
+        };
+    }
+}
+
+/// What an A/B run found, as its exit code and the sentences that say why.
+pub fn outcome(record: &AbRecord, settings: &AbSettings, failed: usize) -> (u8, Vec<String>) {
+    let of =
+        |side: Side, v: AbVerdict| record.figures.iter().filter(|f| f.side == side && f.verdict == v).count();
+    let changed_sentinels: Vec<&AbFigure> = record
+        .figures
+        .iter()
+        .filter(|f| f.side == Side::Sentinel && matches!(f.verdict, AbVerdict::Slower | AbVerdict::Faster))
+        .collect();
+    let slower = of(Side::Candidate, AbVerdict::Slower);
+    let unresolved = of(Side::Candidate, AbVerdict::Unresolved) + of(Side::Sentinel, AbVerdict::Unresolved);
+    let mut why = Vec::new();
+    if !changed_sentinels.is_empty() {
+        let each: Vec<String> = changed_sentinels
+            .iter()
+            .map(|f| format!("{} {} {}", f.case, f.library, f.mode.as_str()))
+            .collect();
+        why.push(format!(
+            "the sentinel (the base binary against itself) was called {} in {}: the host moved faster than a \
+             round, and this run's pairing did not hold; run it again",
+            changed_sentinels[0].verdict.as_str(),
+            each.join(", ")
+        ));
+        return (EXIT_UNTOLD, why);
+    }
+    if failed > 0 {
+        why.push(format!("{failed} result(s) failed: their reasons are in the results file"));
+    }
+    if slower > 0 {
+        why.push(format!(
+            "{slower} figure(s) slower beyond {}",
+            crate::format::whole_percent(settings.threshold)
+        ));
+    }
+    if failed > 0 || slower > 0 {
+        return (EXIT_SLOWER, why);
+    }
+    if unresolved > 0 {
+        why.push(format!(
+            "{unresolved} figure(s) unresolved after {} rounds at most: their intervals reach past ±{} (more \
+             --max-rounds, or --allow-unresolved)",
+            settings.max_rounds,
+            crate::format::whole_percent(settings.threshold)
+        ));
+        if !settings.allow_unresolved {
+            return (EXIT_UNTOLD, why);
+        }
+    }
+    (0, why)
+}
+
+#[cfg(test)]
+mod tests;

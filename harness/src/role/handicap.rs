@@ -1,0 +1,104 @@
+//! `doctor --calibrate`'s weight: a busy wait of a stated time before each message the control's
+//! sender or pinger sends, so that one side of a pairing is slower by a known amount. It exists
+//! for the calibration alone: only the control's entry starts it (`registry::control`), and no
+//! command line but a child's takes it (`run` refuses it as an unknown flag).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use ipcbench_api::{Library, Side, Tx};
+
+use super::loops::{call_loop, send_loop};
+use super::transfer::{Copied, Put};
+use super::{ChildArgs, lead, run_role};
+use crate::matrix::{self, Pace, Role};
+
+/// A `Put` that spins `spins` turns of a busy loop before each message.
+pub struct Handicapped<P> {
+    inner: P,
+    spins: u64,
+}
+
+impl<P: Put> Put for Handicapped<P> {
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    #[inline(always)]
+    fn put<T: Tx>(&mut self, tx: &mut T, seq: u64, phase: u8) -> Result<()> {
+        spin(self.spins);
+        self.inner.put(tx, seq, phase)
+    }
+}
+
+/// `n` turns of a loop the compiler may not remove.
+#[inline(always)]
+fn spin(n: u64) {
+    for i in 0..n {
+        black_box(i);
+    }
+}
+
+/// The turns of `spin` that take `weight` here: the fastest of five timings of a million turns
+/// (a slower one was interrupted), scaled.
+pub fn spins_for(weight: Duration) -> u64 {
+    const TURNS: u64 = 1 << 20;
+    let fastest = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            spin(TURNS);
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+        .max(Duration::from_nanos(1));
+    (weight.as_nanos() as f64 * TURNS as f64 / fastest.as_nanos() as f64).round() as u64
+}
+
+/// Runs one role of the control `L`: a sender or pinger of a free-running copied stream or round
+/// trip with its handicap; every other role, or none given, as any library's.
+pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
+    let Some(weight) = args.handicap else { return run_role::<L>(args) };
+    let case = matrix::find(&args.case)?;
+    let plain = case.pace == Pace::Free && case.batch <= 1 && case.pairs.is_none();
+    if !plain || !matches!(args.role, Role::Sender | Role::Pinger) {
+        return run_role::<L>(&ChildArgs { handicap: None, ..args.clone() });
+    }
+    let setup = ipcbench_api::Setup {
+        name: &args.name,
+        dir: &args.dir,
+        size: case.size,
+        shape: case.shape,
+        index: args.index,
+        mode: args.mode,
+        transfer: case.transfer,
+        timeout: args.setup_timeout,
+        batch: case.batch,
+        buffer: args.buffer,
+    };
+    super::message::set_verify(args.verify);
+    let spins = spins_for(weight);
+    let me = args.index as u32;
+    let copied = || Copied::new(case.size, me);
+    let put = || Handicapped { inner: copied(), spins };
+    match args.role {
+        Role::Pinger => {
+            lead(L::stream(&setup, Side::Connect), args, |ep, w, r| call_loop(ep, put(), copied(), me, w, r))
+        }
+        _ => lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, put(), w, r)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No weight, no spin; the weight a calibration reports is what its pairs measured, not
+    /// this count, so the count's timing is not held to the host here.
+    #[test]
+    fn no_weight_spins_not_at_all() {
+        assert_eq!(spins_for(Duration::ZERO), 0);
+        assert!(spins_for(Duration::from_micros(10)) > 0);
+    }
+}

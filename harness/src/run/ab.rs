@@ -1,0 +1,248 @@
+//! `run --against OTHER`: the cases of a run, each library measured from two binaries in the same
+//! rounds (`ab::order`: a fresh order each round, each library's sides back to back, balanced),
+//! plus the base binary once more against itself on one library of each case (the sentinel). At
+//! least `ab::MIN_ROUNDS` rounds; then more, only for the libraries whose figures' intervals are
+//! still wider than `--resolve`, up to `--max-rounds` or `--budget`. The verdicts (`ab::judge`)
+//! are taken over the whole run at each write; the exit code says what they found.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use ipcbench_api::LibraryInfo;
+
+use super::trial::Launch;
+use super::{Opened, RunContext, open, write};
+use crate::ab::{self, order};
+use crate::console;
+use crate::matrix::Case;
+use crate::options::Options;
+use crate::report;
+use crate::results::ab::{AbRecord, AbSettings, Binary, Side};
+use crate::results::{CaseResult, Status};
+
+/// The sides of an A/B run: the candidate's binary, checked, and both binaries' records.
+pub struct Plan {
+    pub candidate: Launch,
+    pub binaries: Vec<Binary>,
+    pub seed: u64,
+}
+
+/// What an A/B run ended as.
+pub struct Ended {
+    pub path: PathBuf,
+    pub interrupted: bool,
+    /// The exit code of its verdicts (`ab::outcome`), and why.
+    pub code: u8,
+    pub why: Vec<String>,
+    pub record: AbRecord,
+}
+
+/// `--against`'s binary checked (`ab::binary::check`) and both binaries recorded; whether the
+/// other is this very binary.
+pub fn plan(opts: &Options) -> Result<(Plan, bool)> {
+    let settings = opts.config.ab.as_ref().expect("an A/B run has its settings");
+    let libraries: Vec<&str> = opts.libraries.iter().map(|l| l.id).collect();
+    let (candidate, same) = ab::binary::check(&settings.against, &libraries)?;
+    let plan = Plan {
+        candidate: Launch { exe: candidate.path.clone(), handicap: None, side: Some(Side::Candidate) },
+        binaries: vec![ab::binary::this_binary()?, candidate],
+        seed: order::seed(),
+    };
+    Ok((plan, same))
+}
+
+/// The library of a case that also runs as the sentinel: the control where it is measured,
+/// else the first library measured.
+fn sentinel_of(libraries: &[LibraryInfo], measured: &[bool]) -> Option<usize> {
+    let control = libraries.iter().position(|l| l.id == crate::registry::CONTROL);
+    control.filter(|&i| measured[i]).or_else(|| measured.iter().position(|&m| m))
+}
+
+pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
+    let settings: &AbSettings = opts.config.ab.as_ref().expect("an A/B run has its settings");
+    let record =
+        AbRecord { binaries: plan.binaries, seed: plan.seed, figures: Vec::new(), trials: 0, wall_s: None };
+    let Opened { path, mut doc, run_dir, _lock, .. } = open(opts, None, Some(record))?;
+    let began = Instant::now();
+    let total = opts.cases.len() * opts.libraries.len();
+    let ctx = RunContext::new(opts, &run_dir, &doc, 0, total)?;
+    let base = Launch { side: Some(Side::Base), ..Launch::this().map_err(|e| anyhow::anyhow!(e))? };
+    let sentinel = Launch { side: Some(Side::Sentinel), ..Launch::this().map_err(|e| anyhow::anyhow!(e))? };
+    let launch = |side| match side {
+        Side::Base => &base,
+        Side::Candidate => &plan.candidate,
+        Side::Sentinel => &sentinel,
+    };
+    let mut draw = order::Draw::new(plan.seed);
+    // Trials run, results failed, libraries done (the progress lines count libraries, not sides).
+    let (mut trials, mut failed, mut done, mut stop) = (0usize, 0usize, 0usize, false);
+    for case in &opts.cases {
+        let mut row: Vec<Vec<CaseResult>> = opts
+            .libraries
+            .iter()
+            .map(|lib| {
+                let mut r = ctx.begin(case, lib);
+                r.side = Some(Side::Base);
+                vec![r]
+            })
+            .collect();
+        let measured: Vec<bool> = row.iter().map(|sides| sides[0].status == Status::Ok).collect();
+        let sentinel_at = sentinel_of(&opts.libraries, &measured);
+        for (i, sides) in row.iter_mut().enumerate() {
+            let more: &[Side] =
+                if Some(i) == sentinel_at { &[Side::Candidate, Side::Sentinel] } else { &[Side::Candidate] };
+            for &side in more.iter().filter(|_| measured[i]) {
+                sides.push(CaseResult { side: Some(side), ..sides[0].clone() });
+            }
+        }
+        // A round's trials of each library: its modes, on each of its sides.
+        let trials_of: Vec<usize> =
+            row.iter().enumerate().map(|(i, s)| opts.libraries[i].modes.len() * s.len()).collect();
+        let per_round: usize = (0..row.len()).filter(|&i| measured[i]).map(|i| trials_of[i]).sum();
+        ctx.progress.borrow_mut().trials_added(per_round * settings.min_rounds as usize);
+        let sides: Vec<Vec<Side>> = row.iter().map(|r| r.iter().filter_map(|x| x.side).collect()).collect();
+        let order = order::CaseOrder::new(&mut draw, &sides);
+        // What a plain run of the case takes: its base's trials of each round, `opts.config.runs`
+        // times.
+        let plain_trials: usize =
+            (0..row.len()).filter(|&i| measured[i]).map(|i| opts.libraries[i].modes.len()).sum::<usize>()
+                * opts.config.runs as usize;
+        let case_trials = trials;
+        for round in 1..=settings.max_rounds {
+            let active: Vec<usize> = (0..row.len())
+                .filter(|&i| measured[i] && row[i].iter().all(|r| r.status == Status::Ok))
+                .filter(|&i| round <= settings.min_rounds || still_open(&row[i], settings.resolve))
+                .collect();
+            let next: usize = active.iter().map(|&i| trials_of[i]).sum();
+            let over_budget = match settings.budget_s {
+                Some(b) => began.elapsed().as_secs_f64() > b,
+                None => over_plain(trials - case_trials, next, plain_trials),
+            };
+            if active.is_empty() || (round > settings.min_rounds && over_budget) {
+                break;
+            }
+            if round > settings.min_rounds {
+                ctx.progress.borrow_mut().trials_added(active.iter().map(|&i| trials_of[i]).sum());
+            }
+            for slot in order.round(&mut draw, round, &active) {
+                let lib = &opts.libraries[slot.library];
+                let sides = &mut row[slot.library];
+                if sides.iter().any(|r| r.status != Status::Ok) {
+                    continue;
+                }
+                let result =
+                    sides.iter_mut().find(|r| r.side == Some(slot.side)).expect("each side has a result");
+                ctx.one_run(launch(slot.side), case, lib, result, round, &mut trials);
+                if result.status == Status::Interrupted {
+                    stop = true;
+                    break;
+                }
+            }
+            if stop {
+                break;
+            }
+        }
+        for (i, sides) in row.into_iter().enumerate() {
+            let figures = {
+                let others: Vec<&CaseResult> = sides[1..].iter().collect();
+                ab::figures(&sides[0], &others)
+            };
+            let ab = doc.ab.as_mut().expect("an A/B file has its record");
+            ab.figures.extend(figures);
+            ab::judge(&mut ab.figures, settings.threshold);
+            let line = case_line(case, &opts.libraries[i], &sides, ab);
+            for mut r in sides {
+                if !r.modes.is_empty() {
+                    ctx.others(&mut r);
+                }
+                failed += usize::from(r.status == Status::Failed);
+                doc.results.push(r);
+            }
+            super::resettle(&mut doc, &[]);
+            done += 1;
+            ctx.progress.borrow_mut().result(done, &line);
+        }
+        if let Some(ab) = doc.ab.as_mut() {
+            ab.trials = trials;
+        }
+        write(&doc, &path)?;
+        if stop {
+            break;
+        }
+    }
+    let wall_s = began.elapsed().as_secs_f64();
+    if let Some(ab) = doc.ab.as_mut() {
+        ab.wall_s = Some(wall_s);
+    }
+    let interrupted = ctx.close(&mut doc, &path)?;
+    let record = doc.ab.clone().expect("an A/B file has its record");
+    let (code, why) = ab::outcome(&record, settings, failed);
+    console::out(&report::ab::terminal(&record, settings));
+    console::say(&wall_text(opts, &doc.results, trials, wall_s));
+    Ok(Ended { path, interrupted, code, why, record })
+}
+
+/// Without `--budget`, a case's extra rounds stop where one more would take the case past
+/// `ab::PLAIN_TIMES` the trials of a plain run of it (`plain`): `done` trials so far, `next`
+/// the next round's.
+fn over_plain(done: usize, next: usize, plain: usize) -> bool {
+    (done + next) as f64 > ab::PLAIN_TIMES * plain as f64
+}
+
+/// Whether a library's sides still need rounds: any mode of any side against the base whose
+/// interval is wider than `resolve`.
+fn still_open(sides: &[CaseResult], resolve: f64) -> bool {
+    sides[1..].iter().any(|other| ab::needs_more(&sides[0], other, resolve))
+}
+
+/// The line a library's A/B prints as its case ends: each side and mode's ratio and interval as
+/// the verdicts stand so far.
+fn case_line(case: &Case, lib: &LibraryInfo, sides: &[CaseResult], ab: &AbRecord) -> String {
+    if let Some(r) = sides.iter().find(|r| r.status != Status::Ok) {
+        let side = r.side.map_or("", |s| s.as_str());
+        return format!(
+            "{} {} ({side}): {}",
+            case.name,
+            lib.id,
+            r.reason.as_deref().unwrap_or(r.status.as_str())
+        );
+    }
+    let each: Vec<String> = ab
+        .figures
+        .iter()
+        .filter(|f| f.case == case.name && f.library == lib.id)
+        .map(|f| {
+            format!(
+                "{}{} x{:.3} [{:.3}, {:.3}] {} rounds",
+                f.mode.as_str(),
+                if f.side == Side::Sentinel { " (sentinel)" } else { "" },
+                f.ratio,
+                f.low,
+                f.high,
+                f.rounds
+            )
+        })
+        .collect();
+    format!("{} {}: {}", case.name, lib.id, each.join("; "))
+}
+
+/// The run's wall time beside what a plain run of its cases (its runs of one side) would take
+/// at this run's pace.
+fn wall_text(opts: &Options, results: &[CaseResult], trials: usize, wall_s: f64) -> String {
+    let plain: usize = results
+        .iter()
+        .filter(|r| r.side == Some(Side::Base) && r.status == Status::Ok)
+        .map(|r| r.modes.len() * opts.config.runs as usize)
+        .sum();
+    let per = if trials > 0 { wall_s / trials as f64 } else { 0.0 };
+    let estimate = per * plain as f64;
+    let times = if estimate > 0.0 { format!(": {:.1}x that", wall_s / estimate) } else { String::new() };
+    format!(
+        "ipcbench: the A/B took {} for {trials} trials; a plain run of these cases ({} runs of one side, {plain} \
+         trials) takes about {} at its pace{times}",
+        crate::format::duration_text(wall_s),
+        opts.config.runs,
+        crate::format::duration_text(estimate)
+    )
+}
