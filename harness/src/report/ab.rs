@@ -94,11 +94,11 @@ pub fn preamble(record: &AbRecord, settings: &AbSettings) -> Vec<String> {
     }
     out.push(format!(
         "Each ratio is the other side's figure over the base's, the geometric mean of the rounds' ratios (each of \
-         two runs back to back) with its 95% interval; \"tells\" is the interval's half-width. A round whose two runs the host's probe \
-         saw in different placements (or moving) is left out (\"moved\"). A figure is slower \
-         or faster when its change lies beyond {} and its one-sided test survives a Benjamini-Hochberg correction \
-         at 5% over the run's figures; no change when its whole interval lies within ±{}; unresolved otherwise. \
-         The sentinel is the base binary held against itself.",
+         two runs back to back) with its 95% interval; \"tells\" is the interval's half-width. A round whose two \
+         runs' host probes after their windows saw different placements is left out (\"moved\"). A figure is \
+         slower or faster when its change lies beyond {} and its one-sided test survives a Benjamini-Hochberg \
+         correction at 5% over the run's figures; no change when its whole interval lies within ±{}; unresolved \
+         otherwise. The sentinel is the base binary held against itself.",
         whole_percent(settings.threshold),
         whole_percent(settings.threshold)
     ));
@@ -204,7 +204,10 @@ fn plot<DB: DrawingBackend>(
             let i = y.round();
             if (y - i).abs() < 0.01 && i >= 0.0 { label(n - 1 - i as usize) } else { String::new() }
         })
-        .x_desc("ratio (other / base): for a rate above 1 is faster, for a time above 1 is slower")
+        .x_desc(
+            "ratio, other / base (a rate above 1 is faster, a time above 1 slower): red slower, green faster, \
+             blue no change, grey unresolved",
+        )
         .label_style((SANS, 13))
         .axis_desc_style((SANS, 14))
         .draw()?;

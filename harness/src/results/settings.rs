@@ -132,6 +132,14 @@ impl RunConfig {
     /// The runs of each result: `3`, or `3 to 15 (auto: until each figure tells a change of
     /// 5%)`.
     pub fn runs_text(&self) -> String {
+        if let Some(ab) = &self.ab {
+            return format!(
+                "{} to {} rounds of two binaries (A/B against {})",
+                ab.min_rounds,
+                ab.max_rounds,
+                ab.against.display()
+            );
+        }
         match self.runs_auto {
             Some(a) => format!(
                 "{} to {} (auto: until each figure tells a change of {})",

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use ipcbench_api::LibraryInfo;
+use ipcbench_api::{LibraryInfo, RecvMode};
 
 use super::trial::Launch;
 use super::{Opened, RunContext, open, write};
@@ -96,10 +96,11 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
                 sides.push(CaseResult { side: Some(side), ..sides[0].clone() });
             }
         }
-        // A round's trials of each library: its modes, on each of its sides.
-        let trials_of: Vec<usize> =
-            row.iter().enumerate().map(|(i, s)| opts.libraries[i].modes.len() * s.len()).collect();
-        let per_round: usize = (0..row.len()).filter(|&i| measured[i]).map(|i| trials_of[i]).sum();
+        // A first round's trials: each library's modes, on each of its sides.
+        let per_round: usize = (0..row.len())
+            .filter(|&i| measured[i])
+            .map(|i| opts.libraries[i].modes.len() * row[i].len())
+            .sum();
         ctx.progress.borrow_mut().trials_added(per_round * settings.min_rounds as usize);
         let sides: Vec<Vec<Side>> = row.iter().map(|r| r.iter().filter_map(|x| x.side).collect()).collect();
         let order = order::CaseOrder::new(&mut draw, &sides);
@@ -110,11 +111,22 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
                 * opts.config.runs as usize;
         let case_trials = trials;
         for round in 1..=settings.max_rounds {
-            let active: Vec<usize> = (0..row.len())
-                .filter(|&i| measured[i] && row[i].iter().all(|r| r.status == Status::Ok))
-                .filter(|&i| round <= settings.min_rounds || still_open(&row[i], settings.resolve))
+            // Each library still running, with the receive modes this round runs: every one in
+            // the first rounds, then those whose figure is still open.
+            let modes: Vec<&'static [RecvMode]> = (0..row.len())
+                .map(|i| {
+                    let lib = &opts.libraries[i];
+                    if !measured[i] || row[i].iter().any(|r| r.status != Status::Ok) {
+                        &[]
+                    } else if round <= settings.min_rounds {
+                        lib.modes
+                    } else {
+                        open_modes(lib.modes, &row[i], settings.resolve)
+                    }
+                })
                 .collect();
-            let next: usize = active.iter().map(|&i| trials_of[i]).sum();
+            let active: Vec<usize> = (0..row.len()).filter(|&i| !modes[i].is_empty()).collect();
+            let next: usize = active.iter().map(|&i| modes[i].len() * row[i].len()).sum();
             let over_budget = match settings.budget_s {
                 Some(b) => began.elapsed().as_secs_f64() > b,
                 None => over_plain(trials - case_trials, next, plain_trials),
@@ -123,10 +135,10 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
                 break;
             }
             if round > settings.min_rounds {
-                ctx.progress.borrow_mut().trials_added(active.iter().map(|&i| trials_of[i]).sum());
+                ctx.progress.borrow_mut().trials_added(next);
             }
             for slot in order.round(&mut draw, round, &active) {
-                let lib = &opts.libraries[slot.library];
+                let lib = &LibraryInfo { modes: modes[slot.library], ..opts.libraries[slot.library].clone() };
                 let sides = &mut row[slot.library];
                 if sides.iter().any(|r| r.status != Status::Ok) {
                     continue;
@@ -190,10 +202,16 @@ fn over_plain(done: usize, next: usize, plain: usize) -> bool {
     (done + next) as f64 > ab::PLAIN_TIMES * plain as f64
 }
 
-/// Whether a library's sides still need rounds: any mode of any side against the base whose
-/// interval is wider than `resolve`.
-fn still_open(sides: &[CaseResult], resolve: f64) -> bool {
-    sides[1..].iter().any(|other| ab::needs_more(&sides[0], other, resolve))
+/// The receive modes of `all` in which a library's figure, on any side against the base, still
+/// has an interval wider than `resolve`: each of `all`'s own, or none.
+fn open_modes(all: &'static [RecvMode], sides: &[CaseResult], resolve: f64) -> &'static [RecvMode] {
+    let open = |mode| sides[1..].iter().any(|other| ab::needs_more(&sides[0], other, mode, resolve));
+    match all.iter().filter(|&&m| open(m)).count() {
+        0 => &[],
+        n if n == all.len() => all,
+        _ if open(RecvMode::Polling) => &[RecvMode::Polling],
+        _ => &[RecvMode::Waiting],
+    }
 }
 
 /// The line a library's A/B prints as its case ends: each side and mode's ratio and interval as

@@ -601,7 +601,10 @@ impl<'a> RunContext<'a> {
                 Ok(mut record) => {
                     // Rounds pair rivals' runs; runs in sequence, minutes apart, pair nothing.
                     record.round = (opts.config.order != Order::Sequential).then_some(run_no);
-                    result.modes[m].runs.push(record);
+                    // By its mode: an A/B run's extra rounds run only a library's open modes.
+                    let into =
+                        result.modes.iter_mut().find(|x| x.mode == mode).expect("every mode has a place");
+                    into.runs.push(record);
                 }
                 Err(TrialError::Interrupted) => ledger::interrupted(result),
                 Err(TrialError::Failed(kind, reason)) => {
