@@ -24,6 +24,9 @@ use crate::{console, matrix, registry, run};
 
 /// The case weighed: the control's round trip, whose pinger's wait adds to each round trip whole.
 const CASE: &str = "stream-rtt/16B";
+/// The most time one pairing's rounds may take: 30 rounds of three trials take about 90 s.
+const PAIRING_BUDGET_S: f64 = 300.0;
+
 /// The weights, as shares of the round trip measured with none.
 const WEIGHTS: [f64; 3] = [0.0, 0.05, 0.10];
 
@@ -77,13 +80,13 @@ pub fn calibrate() -> Result<(String, bool)> {
             ));
         }
     }
-    // Told: no weight not called a change, and every weight of 10% or more of its pairing's
-    // round trip called slower.
+    // Told: no weight not called a change, and the weights of 10% called slower (each within
+    // 0.8 to 1.5 times its share of its own pairing's round trip, weighed again where not).
     let told = rows.iter().all(|r| {
         let changed = matches!(r.figure.verdict, AbVerdict::Slower | AbVerdict::Faster);
-        match r.weight_ns / r.figure.base {
+        match r.share {
             0.0 => !changed,
-            x if x >= 0.10 => r.figure.verdict == AbVerdict::Slower,
+            s if s >= 0.10 => r.figure.verdict == AbVerdict::Slower,
             _ => true,
         }
     });
@@ -115,7 +118,9 @@ fn pairing(
         resolve: ab::RESOLVE,
         min_rounds: ab::MIN_ROUNDS,
         max_rounds: ab::MAX_ROUNDS,
-        budget_s: None,
+        // Its rounds go to the cap of 30 where they must: a pairing of one library is short,
+        // and 6 times its plain run would stop it at its first 8.
+        budget_s: Some(PAIRING_BUDGET_S),
         allow_unresolved: false,
         handicap_ns: Some(weight.as_nanos() as f64),
     };
@@ -195,10 +200,10 @@ fn text(rows: &[Row], told: bool) -> String {
         notes: Vec::new(),
     };
     let verdict = if told {
-        "This machine told the weights apart: none was not called a change, and 10% was called slower."
+        "This machine told the weights apart: the unweighted pairing was not called a change, and the 10% weight was called slower."
     } else {
-        "This machine did NOT tell the weights apart as it should (none called changed, or 10% not called \
-         slower): an A/B run here may miss a change of that size or call one that is not there."
+        "This machine did NOT tell the weights apart as it should (the unweighted pairing called changed, \
+         or the 10% weight not called slower): an A/B run here may miss a change of that size or call one that is not there."
     };
     format!(
         "ipcbench doctor --calibrate: the control's {CASE} (polling) against itself, one side weighed by a busy \

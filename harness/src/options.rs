@@ -76,8 +76,12 @@ fn check(c: &RunConfig) -> Result<()> {
         if !within(ab.threshold) {
             bail!("--threshold {}%: give more than 0% and less than 100%", ab.threshold * 100.0);
         }
-        if !(crate::ab::MIN_ROUNDS..=100).contains(&ab.max_rounds) {
-            bail!("--max-rounds {}: a whole number from {} to 100", ab.max_rounds, crate::ab::MIN_ROUNDS);
+        if !(crate::results::ab::MIN_ROUNDS..=100).contains(&ab.max_rounds) {
+            bail!(
+                "--max-rounds {}: a whole number from {} to 100",
+                ab.max_rounds,
+                crate::results::ab::MIN_ROUNDS
+            );
         }
         if ab.budget_s.is_some_and(|b| b <= 0.0) {
             bail!("--budget 0s: give the time the extra rounds may take, such as 10m");
@@ -300,10 +304,10 @@ impl Measure {
         } = self.config;
         let ab = against.map(|against| AbSettings {
             against,
-            threshold: threshold.unwrap_or(crate::ab::THRESHOLD),
-            resolve: resolve.unwrap_or(crate::ab::RESOLVE),
-            min_rounds: crate::ab::MIN_ROUNDS,
-            max_rounds: ab_rounds.unwrap_or(crate::ab::MAX_ROUNDS),
+            threshold: threshold.unwrap_or(crate::results::ab::THRESHOLD),
+            resolve: resolve.unwrap_or(crate::results::ab::RESOLVE),
+            min_rounds: crate::results::ab::MIN_ROUNDS,
+            max_rounds: ab_rounds.unwrap_or(crate::results::ab::MAX_ROUNDS),
             budget_s: budget.map(|b| b.as_secs_f64()),
             allow_unresolved,
             handicap_ns: None,

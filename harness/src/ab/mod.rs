@@ -13,12 +13,7 @@ use crate::results::ab::{AbFigure, AbRecord, AbSettings, AbVerdict, Side};
 use crate::results::{CaseResult, Figure, HostRecord, Status};
 use stats::Paired;
 
-/// The rounds every A/B run takes before it looks at any interval.
-pub const MIN_ROUNDS: u32 = 8;
-/// The defaults of `--max-rounds`, `--resolve` and `--threshold` with `--against`.
-pub const MAX_ROUNDS: u32 = 30;
-pub const RESOLVE: f64 = 0.025;
-pub const THRESHOLD: f64 = 0.05;
+pub use crate::results::ab::{MAX_ROUNDS, MIN_ROUNDS, RESOLVE, THRESHOLD};
 
 /// Without `--budget`, a case's rounds stop short of taking more than this many times what a
 /// plain run of it takes (its runs of one side): the 8 rounds of two sides take 5.3 times 3

@@ -6,9 +6,12 @@ use crate::results::{ModeResult, RunRecord};
 
 /// A stream result of the control on `side`, one polling run per round at these rates.
 fn stream(side: Side, rates: &[f64]) -> CaseResult {
-    let case = crate::matrix::find("stream/16B").unwrap();
-    let (_, info) = crate::registry::find(crate::registry::CONTROL).unwrap();
-    let mut r = crate::run::ledger::begin(&case, &info, 2, false, None);
+    // A passed result as a file holds it, before its runs.
+    let mut r: CaseResult = serde_json::from_value(serde_json::json!({
+        "case": "stream/16B", "pattern": "stream", "size": 16, "library": crate::registry::CONTROL,
+        "processes": 2, "oversubscribed": false, "status": "ok",
+    }))
+    .unwrap();
     r.side = Some(side);
     r.modes = vec![ModeResult {
         mode: RecvMode::Polling,

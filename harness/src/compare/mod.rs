@@ -4,8 +4,10 @@
 //! interval leaves out zero; everything else is "no change", said apart when the noise alone
 //! could hide the change. Slower anywhere exits 1, so the command can gate a library's CI.
 
+mod drift;
 mod notes;
 mod states;
+mod text;
 
 use std::path::{Path, PathBuf};
 
@@ -16,9 +18,6 @@ use serde::Serialize;
 use crate::floors::Floors;
 use crate::format::{nanos, rate, whole_percent};
 use crate::noise::{self, CONFIDENCE, middle};
-use crate::report::markdown;
-use crate::report::model::{Cell, Table};
-use crate::report::terminal;
 use crate::results::shows::shows;
 use crate::results::{self, CaseResult, Document, Measure, Status};
 
@@ -392,7 +391,7 @@ pub fn compare(
             left_out.push((r.case.clone(), r.library.clone(), "only in OLD".into()));
         }
     }
-    drifted(&mut rows, &values, threshold);
+    drift::drifted(&mut rows, &values, threshold);
     notes.push(format!(
         "OLD and NEW are two sittings, minutes or days apart: the machine moves between them, here and on most \
          machines, by more than most changes worth finding. Beside each change is the drift, the median change \
@@ -414,252 +413,6 @@ pub fn compare(
         rows,
         left_out,
     })
-}
-
-/// What two sittings cannot tell a row's change from: the larger of its drift and each side's
-/// resolution.
-fn margin(r: &Row) -> f64 {
-    [r.drift.map(f64::abs), r.old_resolution, r.new_resolution].into_iter().flatten().fold(0.0, f64::max)
-}
-
-/// Each row's drift (the median change of its case's other libraries' rows of its figure) and
-/// its change relative to it; then the verdicts of the rows beyond the threshold held to it: a
-/// change only where the relative change lies beyond the threshold and both files' resolutions
-/// and its test survives the Benjamini-Hochberg correction over every row's test.
-fn drifted(rows: &mut [Row], values: &[(Vec<f64>, Vec<f64>)], threshold: f64) {
-    let drifts: Vec<Option<f64>> = rows
-        .iter()
-        .map(|r| {
-            let others: Vec<f64> = rows
-                .iter()
-                .filter(|x| x.case == r.case && x.figure == r.figure && x.library != r.library)
-                .filter(|x| x.verdict != Verdict::NoSharedState)
-                .map(|x| x.change)
-                .collect();
-            middle(others)
-        })
-        .collect();
-    for (i, r) in rows.iter_mut().enumerate() {
-        r.drift = drifts[i];
-        r.relative = Some((1.0 + r.change) / (1.0 + drifts[i].unwrap_or(0.0)) - 1.0);
-        if r.verdict != Verdict::NoSharedState {
-            r.p = noise::p_beyond(&values[i].0, &values[i].1, drifts[i].unwrap_or(0.0), threshold);
-        }
-    }
-    let tested: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].p.is_some()).collect();
-    let p: Vec<f64> = tested.iter().map(|&i| rows[i].p.unwrap_or(1.0)).collect();
-    let passed = crate::ab::stats::benjamini_hochberg(&p, crate::ab::stats::FALSE_DISCOVERY);
-    for (k, &i) in tested.iter().enumerate() {
-        let r = &mut rows[i];
-        if !matches!(r.verdict, Verdict::Faster | Verdict::Slower) {
-            continue;
-        }
-        let relative = r.relative.unwrap_or(r.change);
-        let beyond = relative.abs() > threshold
-            && r.old_resolution.is_none_or(|x| relative.abs() > x)
-            && r.new_resolution.is_none_or(|x| relative.abs() > x);
-        if !beyond || !passed[k] {
-            r.verdict = Verdict::WithinDrift;
-        } else if (relative > 0.0) != (r.change > 0.0) {
-            // The library moved less than the others: its change, against theirs, is the other way.
-            r.verdict = if r.verdict == Verdict::Faster { Verdict::Slower } else { Verdict::Faster };
-        }
-    }
-    // A row beyond the threshold that no test reached (its runs too few or not above zero) is
-    // no verdict either.
-    for r in
-        rows.iter_mut().filter(|r| r.p.is_none() && matches!(r.verdict, Verdict::Faster | Verdict::Slower))
-    {
-        r.verdict = Verdict::WithinDrift;
-    }
-}
-
-/// A side's figure and the smallest change it tells: `1.20 M ±4%`.
-fn resolved(value: String, resolution: Option<f64>) -> String {
-    match resolution {
-        Some(x) => format!("{value} {}", crate::format::resolution(x)),
-        None => value,
-    }
-}
-
-/// `+4.1%`, `-30.0%`.
-fn signed(share: f64) -> String {
-    format!("{:+.1}%", share * 100.0)
-}
-
-impl Comparison {
-    /// Whether anything got slower (or costlier) beyond the threshold and the noise.
-    pub fn slower(&self) -> bool {
-        self.rows.iter().any(|r| r.verdict == Verdict::Slower)
-    }
-
-    fn table(&self) -> Table {
-        let header = [
-            "case", "library", "mode", "figure", "OLD", "NEW", "change", "interval", "drift", "vs drift",
-            "verdict",
-        ];
-        Table {
-            header: header.map(String::from).to_vec(),
-            rows: self
-                .rows
-                .iter()
-                .map(|r| {
-                    [
-                        r.case.clone(),
-                        r.library.clone(),
-                        r.mode.clone(),
-                        r.figure.name().into(),
-                        resolved(value_text(r.figure, r.old), r.old_resolution),
-                        resolved(value_text(r.figure, r.new), r.new_resolution),
-                        signed(r.change),
-                        format!("{} to {}", signed(r.low), signed(r.high)),
-                        r.drift.map_or("-".into(), signed),
-                        r.relative.map_or("-".into(), signed),
-                        match r.verdict {
-                            Verdict::WithinDrift => format!(
-                                "within the sittings' drift ({}): use run --against",
-                                crate::format::resolution(margin(r))
-                            ),
-                            v => v.text(r.figure).into(),
-                        },
-                    ]
-                    .map(Cell::Text)
-                    .to_vec()
-                })
-                .collect(),
-            notes: Vec::new(),
-        }
-    }
-
-    /// The lines above the table: both files, the method, and the notes on noise.
-    fn preamble(&self) -> Vec<String> {
-        let file = |name: &str, s: &Side| {
-            let floors = match (s.polling_floor_ns, s.waiting_floor_ns) {
-                (Some(p), Some(w)) => format!("; floors {} polling, {} waiting", nanos(p), nanos(w)),
-                _ => String::new(),
-            };
-            format!(
-                "{name}: {} (started {}; {}; {} runs per case{floors})",
-                s.path.display(),
-                s.started,
-                s.machine,
-                s.runs
-            )
-        };
-        let mut out = vec![file("OLD", &self.old), file("NEW", &self.new)];
-        out.push(format!(
-            "Each change is NEW against OLD with its {} interval ({}). A change beyond {} whose interval \
-             leaves out zero is faster or slower; a smaller one is no change; a larger one whose interval \
-             holds zero is no change within noise. Beside OLD and NEW, the smallest change each side's \
-             figure tells on its own (±, docs/METHOD.md).",
-            whole_percent(self.confidence),
-            self.method,
-            whole_percent(self.threshold)
-        ));
-        out.extend(self.notes.iter().cloned());
-        out
-    }
-
-    /// The counts under the table.
-    fn summary(&self) -> String {
-        let count = |v: Verdict| self.rows.iter().filter(|r| r.verdict == v).count();
-        let mut out = format!(
-            "{} figures compared: {} faster (or cheaper), {} slower (or costlier), {} no change, {} no change within noise.",
-            self.rows.len(),
-            count(Verdict::Faster),
-            count(Verdict::Slower),
-            count(Verdict::NoChange),
-            count(Verdict::WithinNoise)
-        );
-        if count(Verdict::WithinDrift) > 0 {
-            out.push_str(&format!(
-                " {} beyond the threshold but within the two sittings' drift: run --against tells them.",
-                count(Verdict::WithinDrift)
-            ));
-        }
-        if count(Verdict::TooFewRuns) > 0 {
-            out.push_str(&format!(
-                " {} beyond the threshold on fewer than {VERDICT_RUNS} runs a side (in their state): too few to tell.",
-                count(Verdict::TooFewRuns)
-            ));
-        }
-        if count(Verdict::NoSharedState) > 0 {
-            out.push_str(&format!(
-                " {} measured in no host state common to both files: no verdict.",
-                count(Verdict::NoSharedState)
-            ));
-        }
-        if !self.left_out.is_empty() {
-            let shown: Vec<String> =
-                self.left_out.iter().take(8).map(|(c, l, why)| format!("{c} {l} ({why})")).collect();
-            let more = self.left_out.len().saturating_sub(shown.len());
-            out.push_str(&format!(
-                " Not compared, {}: {}{}.",
-                self.left_out.len(),
-                shown.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
-            ));
-        }
-        out
-    }
-
-    /// The sentence on the changes most libraries of a case share, if any.
-    fn shared_text(&self) -> Option<String> {
-        if self.shared.is_empty() {
-            return None;
-        }
-        let each: Vec<String> = self
-            .shared
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} {} {} in {} of {} (median {})",
-                    s.case,
-                    s.figure.name(),
-                    s.verdict.text(s.figure),
-                    s.rows,
-                    s.of,
-                    signed(s.median_change)
-                )
-            })
-            .collect();
-        Some(format!(
-            "Moved alike for most libraries, so more likely the machine's change than the libraries': {}.",
-            each.join("; ")
-        ))
-    }
-
-    pub fn terminal(&self) -> String {
-        let mut out = self.preamble().join("\n");
-        out.push_str("\n\n");
-        out.push_str(&terminal::render(&self.table()));
-        out.push_str("\n\n");
-        out.push_str(&self.summary());
-        if let Some(shared) = self.shared_text() {
-            out.push_str(&format!("\n\n{shared}"));
-        }
-        out
-    }
-
-    pub fn markdown(&self) -> String {
-        let mut out = String::from("# ipcbench compare\n\n");
-        for line in self.preamble() {
-            out.push_str(&format!("- {line}\n"));
-        }
-        out.push('\n');
-        out.push_str(&markdown::render(&self.table()));
-        out.push('\n');
-        out.push_str(&self.summary());
-        out.push('\n');
-        if let Some(shared) = self.shared_text() {
-            out.push_str(&format!("\n{shared}\n"));
-        }
-        out
-    }
-
-    pub fn json(&self) -> Result<String> {
-        Ok(serde_json::to_string_pretty(self)?)
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use super::{Figure, text};
 
+/// The rounds every A/B run takes before it looks at any interval.
+pub const MIN_ROUNDS: u32 = 8;
+/// The defaults of `--max-rounds`, `--resolve` and `--threshold` with `--against`.
+pub const MAX_ROUNDS: u32 = 30;
+pub const RESOLVE: f64 = 0.025;
+pub const THRESHOLD: f64 = 0.05;
+
 /// Which binary a result's runs came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
