@@ -28,29 +28,38 @@ const RESAMPLES: usize = 2000;
 /// Any fixed seed: an interval must not change between two readings of one file.
 const SEED: u64 = 0x1bc5_9e37_79b9_7f4a;
 
-/// SplitMix64: a small, good generator for index draws (no dependency for 20 lines), and the
-/// buffer each resample is drawn into (one allocation per interval, not per resample).
-struct Draws {
-    state: u64,
-    sample: Vec<f64>,
-}
+/// SplitMix64: a small, good generator for draws (no dependency for 20 lines), from a seed.
+pub struct SplitMix(pub u64);
 
-impl Draws {
-    fn new() -> Draws {
-        Draws { state: SEED, sample: Vec::new() }
-    }
-
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
+impl SplitMix {
+    pub fn draw(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
 
-    /// An index below `n`, without the modulo's bias.
+    /// A number below `n`, without the modulo's bias.
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.draw()) * n as u128) >> 64) as usize
+    }
+}
+
+/// The bootstrap's draws from the fixed seed, and the buffer each resample is drawn into (one
+/// allocation per interval, not per resample).
+struct Draws {
+    rng: SplitMix,
+    sample: Vec<f64>,
+}
+
+impl Draws {
+    fn new() -> Draws {
+        Draws { rng: SplitMix(SEED), sample: Vec::new() }
+    }
+
     fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
+        self.rng.below(n)
     }
 
     /// The median of `values` drawn again with replacement.

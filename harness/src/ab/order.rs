@@ -3,32 +3,20 @@
 //! from a list shuffled once per case, so that over the rounds each side runs first equally
 //! often (base before candidate in half the rounds). The draws come from one seed, recorded.
 
+use crate::noise::SplitMix;
 use crate::results::ab::Side;
 
-/// SplitMix64: a small, good generator for the draws, from a seed the results file records.
-pub struct Draw(u64);
+/// The draws of the orders (`noise::SplitMix`), from a seed the results file records.
+pub struct Draw(SplitMix);
 
 impl Draw {
     pub fn new(seed: u64) -> Draw {
-        Draw(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number below `n`, without the modulo's bias.
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
+        Draw(SplitMix(seed))
     }
 
     fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i + 1));
+            v.swap(i, self.0.below(i + 1));
         }
     }
 }

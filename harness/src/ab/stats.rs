@@ -24,14 +24,9 @@ pub struct Paired {
 impl Paired {
     /// None below two rounds, or for a ratio not above zero.
     pub fn of(ratios: &[f64]) -> Option<Paired> {
-        let n = ratios.len();
-        if n < 2 || !ratios.iter().all(|r| r.is_finite() && *r > 0.0) {
-            return None;
-        }
-        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-        let mean = logs.iter().sum::<f64>() / n as f64;
-        let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        Some(Paired { rounds: n, mean, se: (var / n as f64).sqrt() })
+        let (n, spread) = (ratios.len(), crate::noise::log_spread(ratios)?);
+        let mean = ratios.iter().map(|r| r.ln()).sum::<f64>() / n as f64;
+        Some(Paired { rounds: n, mean, se: spread / (n as f64).sqrt() })
     }
 
     fn df(&self) -> usize {
