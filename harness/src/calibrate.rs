@@ -3,7 +3,9 @@
 //! first as it is, then with a calibration weight on one side: a busy wait of 5 % and then 10 %
 //! of its round trip before each message its pinger sends (`role::handicap`). What the pairing
 //! detects of each weight, against what was put in, and the rounds it took, is the machine's
-//! own proof of what an A/B run here can tell.
+//! own proof of what an A/B run here can tell. It pairs the round trips' rate, their mean: the
+//! weight adds to every round trip whole, where the p50 moves in the clock's steps (about 10 ns
+//! here, so that a 9 ns weight showed as 0 or 10).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,7 +19,7 @@ use crate::options::{Options, Watch};
 use crate::report::model::{Cell, Table};
 use crate::report::terminal;
 use crate::results::ab::{AbFigure, AbSettings, AbVerdict, Side};
-use crate::results::{DEFAULT_CONNECTS, DEFAULT_SLOW_WORK, Order, RunConfig, Verify};
+use crate::results::{DEFAULT_CONNECTS, DEFAULT_SLOW_WORK, Figure, Order, RunConfig, Verify};
 use crate::run::ab::Plan;
 use crate::run::trial::Launch;
 use crate::{console, matrix, registry, run};
@@ -63,8 +65,8 @@ pub fn calibrate() -> Result<(String, bool)> {
                 None => bail!("the unweighted pairing gave no round trip to weigh"),
             };
             let (figure, sentinel) = pairing(&case, &control, &scratch.0, &this, weight_ns)?;
-            round_trip = Some(figure.base);
-            let put_in = weight_ns / figure.base;
+            round_trip = Some(mean_ns(figure.base));
+            let put_in = weight_ns / mean_ns(figure.base);
             let near = share == 0.0 || (0.8 * share..=1.5 * share).contains(&put_in);
             if near || attempt == 3 {
                 rows.push(Row { share, weight_ns, figure, sentinel });
@@ -73,7 +75,7 @@ pub fn calibrate() -> Result<(String, bool)> {
             console::say(&format!(
                 "ipcbench doctor: the round trip moved to {} (the host's placement): {} is {} of it, not {}; \
                  weighed again",
-                nanos(figure.base),
+                nanos(mean_ns(figure.base)),
                 nanos(weight_ns),
                 whole_percent(put_in),
                 whole_percent(share)
@@ -123,6 +125,7 @@ fn pairing(
         budget_s: Some(PAIRING_BUDGET_S),
         allow_unresolved: false,
         handicap_ns: Some(weight.as_nanos() as f64),
+        figure: Some(Figure::MsgsPerS),
     };
     let opts = Options {
         cases: vec![case.clone()],
@@ -173,25 +176,44 @@ fn config(settings: AbSettings) -> RunConfig {
     }
 }
 
+/// The mean round trip of a rate of round trips per second, in nanoseconds.
+fn mean_ns(rate: f64) -> f64 {
+    1e9 / rate
+}
+
 fn text(rows: &[Row], told: bool) -> String {
-    let header =
-        ["weight", "busy wait", "put in", "detected", "95% interval", "verdict", "rounds", "sentinel"];
+    let header = [
+        "weight",
+        "busy wait",
+        "round trip",
+        "put in",
+        "detected",
+        "added",
+        "95% interval",
+        "verdict",
+        "rounds",
+        "sentinel",
+    ];
+    // The pairing's ratio is of rates (other over base); a round trip's is its inverse.
     let table = Table {
         header: header.map(String::from).to_vec(),
         rows: rows
             .iter()
             .map(|Row { share, weight_ns, figure: f, sentinel }| {
+                let base = mean_ns(f.base);
                 [
                     whole_percent(*share),
                     nanos(*weight_ns),
-                    format!("x{:.3}", 1.0 + weight_ns / f.base),
-                    format!("x{:.3}", f.ratio),
-                    format!("{:.3} to {:.3}", f.low, f.high),
+                    nanos(base),
+                    format!("x{:.3}", 1.0 + weight_ns / base),
+                    format!("x{:.3}", 1.0 / f.ratio),
+                    format!("{:+.1} ns", base * (1.0 / f.ratio - 1.0)),
+                    format!("{:.3} to {:.3}", 1.0 / f.high, 1.0 / f.low),
                     f.verdict.as_str().into(),
                     f.rounds.to_string(),
                     sentinel
                         .as_ref()
-                        .map_or("-".into(), |s| format!("x{:.3} {}", s.ratio, s.verdict.as_str())),
+                        .map_or("-".into(), |s| format!("x{:.3} {}", 1.0 / s.ratio, s.verdict.as_str())),
                 ]
                 .map(Cell::Text)
                 .to_vec()
@@ -207,8 +229,9 @@ fn text(rows: &[Row], told: bool) -> String {
     };
     format!(
         "ipcbench doctor --calibrate: the control's {CASE} (polling) against itself, one side weighed by a busy \
-         wait before each message its pinger sends; \"put in\" is the round trip the weight should make, \
-         \"detected\" what the pairing measured.\n\n{}\n\n{verdict}",
+         wait before each message its pinger sends; \"round trip\" is the unweighted side's mean, \"put in\" the \
+         round trip the weight should make of it, \"detected\" and \"added\" what the pairing measured of the \
+         mean round trip (its ratio's interval, the verdict and the sentinel's ratio likewise).\n\n{}\n\n{verdict}",
         terminal::render(&table)
     )
 }

@@ -409,6 +409,23 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// A plain run's windows are 1 s after 0.3 s by default, an A/B run's 250 ms after 100 ms,
+    /// and either takes what it is given.
+    #[test]
+    fn an_ab_run_takes_short_windows_unless_told() {
+        let windows = |line: &str| {
+            let Ok(Cli { command: Command::Run { measure, .. } }) = Cli::try_parse_from(line.split(' ')) else {
+                panic!("{line}: not a run")
+            };
+            let c = measure.options(matrix::select(&matrix::matrix(), &[])).unwrap().config;
+            (c.duration.as_millis(), c.warmup.as_millis())
+        };
+        assert_eq!(windows("ipcbench run"), (1000, 300));
+        assert_eq!(windows("ipcbench run --against /bin/other"), (250, 100));
+        assert_eq!(windows("ipcbench run --against /bin/other --duration 1s"), (1000, 100));
+        assert_eq!(windows("ipcbench run --warmup 50ms"), (1000, 50));
+    }
+
     /// Every argument of `run` is either refused beside `--resume` (the cases, and every flag of
     /// the group "config": each can change a figure) or reaches the resumed run (every other
     /// flag lands in `Watch`, which the resumed run takes whole): none is accepted and dropped,

@@ -13,7 +13,7 @@ use crate::fault::Fault;
 use crate::machine::Machine;
 use crate::matrix::{self, Case};
 use crate::registry;
-use crate::results::ab::AbSettings;
+use crate::results::ab::{self, AbSettings};
 use crate::results::{self, AutoRuns, Document, Order, Pin, RunConfig, RunStatus, Verify};
 
 /// What a run measures, and how.
@@ -76,11 +76,11 @@ fn check(c: &RunConfig) -> Result<()> {
         if !within(ab.threshold) {
             bail!("--threshold {}%: give more than 0% and less than 100%", ab.threshold * 100.0);
         }
-        if !(crate::results::ab::MIN_ROUNDS..=100).contains(&ab.max_rounds) {
+        if !(ab::MIN_ROUNDS..=100).contains(&ab.max_rounds) {
             bail!(
                 "--max-rounds {}: a whole number from {} to 100",
                 ab.max_rounds,
-                crate::results::ab::MIN_ROUNDS
+                ab::MIN_ROUNDS
             );
         }
         if ab.budget_s.is_some_and(|b| b <= 0.0) {
@@ -151,7 +151,7 @@ struct Config {
     #[arg(long, value_name = "N", requires = "against")]
     max_rounds: Option<u32>,
     /// With --against: no round past the first 8 starts once the run has taken this long (30m).
-    /// Without it, a case's extra rounds stop short of 6 times the trials a plain run of the
+    /// Without it, a case's extra rounds stop short of 6 times what a plain default run of the
     /// case takes.
     #[arg(long, value_name = "DURATION", requires = "against", value_parser = duration)]
     budget: Option<Duration>,
@@ -161,12 +161,12 @@ struct Config {
     /// `--runs auto`: the most runs a result may take (default 15).
     #[arg(long, value_name = "N")]
     max_runs: Option<u32>,
-    /// The measured window of each run (1s, 250ms, ...).
-    #[arg(long, default_value = "1s", value_parser = duration)]
-    duration: Duration,
-    /// The warm-up before each measured window.
-    #[arg(long, default_value = "300ms", value_parser = duration)]
-    warmup: Duration,
+    /// The measured window of each run (1s, 250ms, ...): 1s by default, 250ms with --against.
+    #[arg(long, value_parser = duration)]
+    duration: Option<Duration>,
+    /// The warm-up before each measured window: 300ms by default, 100ms with --against.
+    #[arg(long, value_parser = duration)]
+    warmup: Option<Duration>,
     /// How long set-up may wait for every role to connect.
     #[arg(long, default_value = "10s", value_parser = duration)]
     setup_timeout: Duration,
@@ -304,13 +304,14 @@ impl Measure {
         } = self.config;
         let ab = against.map(|against| AbSettings {
             against,
-            threshold: threshold.unwrap_or(crate::results::ab::THRESHOLD),
-            resolve: resolve.unwrap_or(crate::results::ab::RESOLVE),
-            min_rounds: crate::results::ab::MIN_ROUNDS,
-            max_rounds: ab_rounds.unwrap_or(crate::results::ab::MAX_ROUNDS),
+            threshold: threshold.unwrap_or(ab::THRESHOLD),
+            resolve: resolve.unwrap_or(ab::RESOLVE),
+            min_rounds: ab::MIN_ROUNDS,
+            max_rounds: ab_rounds.unwrap_or(ab::MAX_ROUNDS),
             budget_s: budget.map(|b| b.as_secs_f64()),
             allow_unresolved,
             handicap_ns: None,
+            figure: None,
         });
         let (runs, runs_auto) = match runs {
             Runs::Auto => (
@@ -325,6 +326,10 @@ impl Measure {
                 bail!("--resolve and --max-runs go with --runs auto, not --runs {n}")
             }
             Runs::Fixed(n) => (n, None),
+        };
+        let (duration, warmup) = match &ab {
+            Some(_) => (duration.unwrap_or(ab::AB_DURATION), warmup.unwrap_or(ab::AB_WARMUP)),
+            None => (duration.unwrap_or(results::DEFAULT_DURATION), warmup.unwrap_or(results::DEFAULT_WARMUP)),
         };
         let config = RunConfig {
             runs,

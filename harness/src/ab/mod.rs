@@ -16,8 +16,9 @@ use stats::Paired;
 pub use crate::results::ab::{MAX_ROUNDS, MIN_ROUNDS, RESOLVE, THRESHOLD};
 
 /// Without `--budget`, a case's rounds stop short of taking more than this many times what a
-/// plain run of it takes (its runs of one side): the 8 rounds of two sides take 5.3 times 3
-/// runs of one already, so a few libraries may take a few rounds more.
+/// plain default run of it takes (3 runs of one side, each 1 s after 0.3 s of warm-up): an A/B
+/// run's shorter windows (`AB_DURATION`) take its 8 rounds of two sides in about 1.7 times that,
+/// and the rest goes to the figures still open.
 pub const PLAIN_TIMES: f64 = 6.0;
 
 /// The exit code of an A/B run that found something slower (or failed a result).
@@ -26,11 +27,21 @@ pub const EXIT_SLOWER: u8 = 1;
 /// changed.
 pub const EXIT_UNTOLD: u8 = 3;
 
-/// Each round's ratio of `other`'s figure over `base`'s, in `mode`, over the rounds both ran
-/// and gave the figure (the counted figure of their pattern: a rate, or a round trip's p50) in
-/// one placement of the host (`held`); and how many rounds both ran without holding.
-pub fn paired_rounds(base: &CaseResult, other: &CaseResult, mode: ipcbench_api::RecvMode) -> (Vec<f64>, u32) {
-    let figure = analysis::counted(base.pattern);
+/// The figure an A/B run pairs: `settings.figure` where the calibration set it, else the counted
+/// figure of the case's pattern (a rate, or a round trip's p50).
+pub fn paired_figure(settings: &AbSettings, pattern: crate::matrix::Pattern) -> Figure {
+    settings.figure.unwrap_or_else(|| analysis::counted(pattern))
+}
+
+/// Each round's ratio of `other`'s `figure` over `base`'s, in `mode`, over the rounds both ran
+/// and gave it in one placement of the host (`held`); and how many rounds both ran without
+/// holding.
+pub fn paired_rounds(
+    base: &CaseResult,
+    other: &CaseResult,
+    mode: ipcbench_api::RecvMode,
+    figure: Figure,
+) -> (Vec<f64>, u32) {
     let (theirs, ours) = (rounds_of(other, mode, figure), rounds_of(base, mode, figure));
     let mut unheld = 0;
     let ratios = ours
@@ -61,10 +72,6 @@ fn rounds_of(
         .collect()
 }
 
-/// The ratios of `paired_rounds`.
-pub fn ratios(base: &CaseResult, other: &CaseResult, mode: ipcbench_api::RecvMode) -> Vec<f64> {
-    paired_rounds(base, other, mode).0
-}
 
 /// The most two runs' polling floors after their windows may differ by for the runs to be
 /// paired: the host's placements here give about 140 ns and 260 to 400 ns, and a run's rate
@@ -86,15 +93,20 @@ fn held(a: Option<&HostRecord>, b: Option<&HostRecord>) -> bool {
     }
 }
 
-/// Whether `other` against `base` in `mode` still needs rounds to tell `resolve`.
-pub fn needs_more(base: &CaseResult, other: &CaseResult, mode: ipcbench_api::RecvMode, resolve: f64) -> bool {
-    stats::needs_more(Paired::of(&ratios(base, other, mode)).as_ref(), resolve)
+/// Whether `other` against `base` in `mode` still needs rounds to tell `resolve` of `figure`.
+pub fn needs_more(
+    base: &CaseResult,
+    other: &CaseResult,
+    mode: ipcbench_api::RecvMode,
+    figure: Figure,
+    resolve: f64,
+) -> bool {
+    stats::needs_more(Paired::of(&paired_rounds(base, other, mode, figure).0).as_ref(), resolve)
 }
 
-/// The figures of one library of a case: each mode of each side against the base, where all
+/// The `figure`s of one library of a case: each mode of each side against the base, where all
 /// its sides passed. Their verdicts wait for `judge`, over the whole run.
-pub fn figures(base: &CaseResult, others: &[&CaseResult]) -> Vec<AbFigure> {
-    let figure = analysis::counted(base.pattern);
+pub fn figures(base: &CaseResult, others: &[&CaseResult], figure: Figure) -> Vec<AbFigure> {
     if base.status != Status::Ok || others.iter().any(|o| o.status != Status::Ok) {
         return Vec::new();
     }
@@ -111,7 +123,7 @@ pub fn figures(base: &CaseResult, others: &[&CaseResult]) -> Vec<AbFigure> {
     let mut out = Vec::new();
     for other in others {
         for m in &base.modes {
-            let (ratios, unheld) = paired_rounds(base, other, m.mode);
+            let (ratios, unheld) = paired_rounds(base, other, m.mode, figure);
             let (Some(b), Some(o)) = (median(base, m.mode), median(other, m.mode)) else { continue };
             let paired = Paired::of(&ratios);
             let (ratio, low, high) = paired.map_or((o / b, o / b, o / b), |p| p.ratio());
@@ -207,12 +219,23 @@ pub fn outcome(record: &AbRecord, settings: &AbSettings, failed: usize) -> (u8, 
         } else if settings.budget_s.is_some() {
             "--budget".to_string()
         } else {
-            format!("{PLAIN_TIMES} times a plain run's trials (no --budget given)")
+            format!("{PLAIN_TIMES} times a plain default run's time (no --budget given)")
         };
+        let named: Vec<String> = record
+            .figures
+            .iter()
+            .filter(|f| f.verdict == AbVerdict::Unresolved)
+            .map(|f| {
+                let sentinel = if f.side == Side::Sentinel { " (sentinel)" } else { "" };
+                let tells = f.resolution.map_or("one round".into(), |r| format!("±{:.1}%", 100.0 * r));
+                format!("{} {}{sentinel} {} {tells}", f.case, f.library, f.mode.as_str())
+            })
+            .collect();
         why.push(format!(
             "{unresolved} figure(s) unresolved: their intervals reach past ±{} after {most} rounds at most, where \
-             {stop} stopped them (more --budget or --max-rounds, or --allow-unresolved)",
-            crate::format::whole_percent(settings.threshold)
+             {stop} stopped them (more --budget or --max-rounds, or --allow-unresolved): {}",
+            crate::format::whole_percent(settings.threshold),
+            named.join(", ")
         ));
         if !settings.allow_unresolved {
             return (EXIT_UNTOLD, why);

@@ -66,6 +66,7 @@ fn settings() -> AbSettings {
         budget_s: None,
         allow_unresolved: false,
         handicap_ns: None,
+        figure: None,
     }
 }
 
@@ -74,8 +75,9 @@ fn settings() -> AbSettings {
 fn the_ratios_pair_runs_of_the_same_round() {
     let base = stream(Side::Base, &[100.0, 200.0, 400.0]);
     let other = stream(Side::Candidate, &[110.0, 180.0]);
-    assert_eq!(ratios(&base, &other, RecvMode::Polling), [1.1, 0.9]);
-    assert!(ratios(&base, &other, RecvMode::Waiting).is_empty());
+    let ratios = |mode| paired_rounds(&base, &other, mode, Figure::MsgsPerS).0;
+    assert_eq!(ratios(RecvMode::Polling), [1.1, 0.9]);
+    assert!(ratios(RecvMode::Waiting).is_empty());
 }
 
 /// A candidate 10 % slower in every round, a sentinel level with the base, and noise too wide:
@@ -87,7 +89,7 @@ fn known_changes_get_their_verdicts_and_exit_codes() {
     let b = stream(Side::Base, &base);
     let c = stream(Side::Candidate, &slower);
     let s = stream(Side::Sentinel, &around(1e6, 10).into_iter().rev().collect::<Vec<_>>());
-    let mut figures = figures(&b, &[&c, &s]);
+    let mut figures = figures(&b, &[&c, &s], Figure::MsgsPerS);
     judge(&mut figures, THRESHOLD);
     let verdicts: Vec<(Side, AbVerdict)> = figures.iter().map(|f| (f.side, f.verdict)).collect();
     assert_eq!(verdicts, [(Side::Candidate, AbVerdict::Slower), (Side::Sentinel, AbVerdict::NoChange)]);
@@ -97,7 +99,7 @@ fn known_changes_get_their_verdicts_and_exit_codes() {
 
     // The same candidate level with the base: exit 0.
     let level = stream(Side::Candidate, &around(1e6, 10).into_iter().rev().collect::<Vec<_>>());
-    let mut figures = super::figures(&b, &[&level, &s]);
+    let mut figures = super::figures(&b, &[&level, &s], Figure::MsgsPerS);
     judge(&mut figures, THRESHOLD);
     assert!(figures.iter().all(|f| f.verdict == AbVerdict::NoChange), "{figures:?}");
     assert_eq!(outcome(&record(figures.clone()), &settings(), 0), (0, Vec::new()));
@@ -107,7 +109,7 @@ fn known_changes_get_their_verdicts_and_exit_codes() {
     // Noise of ±20 %: unresolved, exit 3, or 0 when unresolved is allowed.
     let wide: Vec<f64> = (0..10).map(|i| if i % 2 == 0 { 1.2e6 } else { 0.8e6 }).collect();
     let noisy = stream(Side::Candidate, &wide);
-    let mut figures = super::figures(&b, &[&noisy, &s]);
+    let mut figures = super::figures(&b, &[&noisy, &s], Figure::MsgsPerS);
     judge(&mut figures, THRESHOLD);
     assert_eq!(figures[0].verdict, AbVerdict::Unresolved);
     let (code, why) = outcome(&record(figures.clone()), &settings(), 0);
@@ -127,7 +129,7 @@ fn a_sentinel_called_changed_makes_the_run_untold() {
     let b = stream(Side::Base, &around(1e6, 10));
     let c = stream(Side::Candidate, &around(0.8e6, 10));
     let moved = stream(Side::Sentinel, &around(1.2e6, 10));
-    let mut figures = figures(&b, &[&c, &moved]);
+    let mut figures = figures(&b, &[&c, &moved], Figure::MsgsPerS);
     judge(&mut figures, THRESHOLD);
     assert_eq!(figures[1].verdict, AbVerdict::Faster);
     let (code, why) = outcome(&record(figures), &settings(), 0);
@@ -142,9 +144,9 @@ fn a_failed_side_gives_no_figure_and_one_round_tells_nothing() {
     let b = stream(Side::Base, &around(1e6, 10));
     let mut c = stream(Side::Candidate, &around(1e6, 10));
     c.status = Status::Failed;
-    assert!(figures(&b, &[&c]).is_empty());
+    assert!(figures(&b, &[&c], Figure::MsgsPerS).is_empty());
     let one = stream(Side::Candidate, &[0.5e6]);
-    let mut f = figures(&b, &[&one]);
+    let mut f = figures(&b, &[&one], Figure::MsgsPerS);
     judge(&mut f, THRESHOLD);
     assert_eq!((f[0].rounds, f[0].resolution, f[0].verdict), (1, None, AbVerdict::Unresolved));
     // Written and read back: no infinity or NaN in the file.
@@ -181,10 +183,10 @@ fn a_round_the_host_moved_in_is_left_out() {
         b.modes[0].runs[i].host = host(b0, b1);
         c.modes[0].runs[i].host = host(c0, c1);
     }
-    let (ratios, unheld) = paired_rounds(&b, &c, RecvMode::Polling);
+    let (ratios, unheld) = paired_rounds(&b, &c, RecvMode::Polling, Figure::MsgsPerS);
     assert_eq!(unheld, 2);
     assert_eq!(ratios.len(), 2);
     assert!((ratios[0] - 39.0 / 38.0).abs() < 1e-12 && (ratios[1] - 12.5 / 12.0).abs() < 1e-12, "{ratios:?}");
-    let f = figures(&b, &[&c]);
+    let f = figures(&b, &[&c], Figure::MsgsPerS);
     assert_eq!((f[0].rounds, f[0].unheld), (2, 2));
 }

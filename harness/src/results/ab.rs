@@ -4,6 +4,7 @@
 //! more as a third side of one library per case.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use ipcbench_api::RecvMode;
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,14 @@ pub const MIN_ROUNDS: u32 = 8;
 pub const MAX_ROUNDS: u32 = 30;
 pub const RESOLVE: f64 = 0.025;
 pub const THRESHOLD: f64 = 0.05;
+
+/// An A/B run's window and warm-up by default, shorter than a plain run's: a paired ratio's
+/// spread is the host's from round to round, not a window's own (the first A/B here: its
+/// rounds' ratios of one figure spread 2 to 10 %, while a 1 s window of a stream counts tens
+/// of millions of messages), so rounds of short runs tell more in the same time, and the two
+/// runs of a round lie closer together.
+pub const AB_DURATION: Duration = Duration::from_millis(250);
+pub const AB_WARMUP: Duration = Duration::from_millis(100);
 
 /// Which binary a result's runs came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,6 +70,11 @@ pub struct AbSettings {
     /// nanoseconds; absent in every A/B run of two binaries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handicap_ns: Option<f64>,
+    /// The figure paired, where not each pattern's counted one: `doctor --calibrate` pairs the
+    /// round trips' rate (their mean), which every nanosecond of its weight moves, where the
+    /// p50 moves in steps of the clock's (about 10 ns here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<Figure>,
 }
 
 /// One binary of an A/B run.

@@ -106,6 +106,10 @@ fn is_default_slow_work(d: &Duration) -> bool {
     *d == DEFAULT_SLOW_WORK
 }
 
+/// A plain run's measured window and warm-up by default (`--duration`, `--warmup`).
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(1);
+pub const DEFAULT_WARMUP: Duration = Duration::from_millis(300);
+
 /// `--connects` by default, and in a file written before connect cases were.
 pub const DEFAULT_CONNECTS: u32 = 20;
 

@@ -109,7 +109,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
         let plain_trials: usize =
             (0..row.len()).filter(|&i| measured[i]).map(|i| opts.libraries[i].modes.len()).sum::<usize>()
                 * opts.config.runs as usize;
-        let case_trials = trials;
+        let (case_trials, case_began) = (trials, Instant::now());
         for round in 1..=settings.max_rounds {
             // Each library still running, with the receive modes this round runs: every one in
             // the first rounds, then those whose figure is still open.
@@ -121,7 +121,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
                     } else if round <= settings.min_rounds {
                         lib.modes
                     } else {
-                        open_modes(lib.modes, &row[i], settings.resolve)
+                        open_modes(lib.modes, &row[i], ab::paired_figure(settings, case.pattern()), settings.resolve)
                     }
                 })
                 .collect();
@@ -129,7 +129,13 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
             let next: usize = active.iter().map(|&i| modes[i].len() * row[i].len()).sum();
             let over_budget = match settings.budget_s {
                 Some(b) => began.elapsed().as_secs_f64() > b,
-                None => over_plain(trials - case_trials, next, plain_trials),
+                None => over_plain(
+                    case_began.elapsed().as_secs_f64(),
+                    trials - case_trials,
+                    next,
+                    plain_trials,
+                    window_s(opts),
+                ),
             };
             if active.is_empty() || (round > settings.min_rounds && over_budget) {
                 break;
@@ -158,7 +164,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
         for (i, sides) in row.into_iter().enumerate() {
             let figures = {
                 let others: Vec<&CaseResult> = sides[1..].iter().collect();
-                ab::figures(&sides[0], &others)
+                ab::figures(&sides[0], &others, ab::paired_figure(settings, case.pattern()))
             };
             let ab = doc.ab.as_mut().expect("an A/B file has its record");
             ab.figures.extend(figures);
@@ -196,16 +202,38 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
 }
 
 /// Without `--budget`, a case's extra rounds stop where one more would take the case past
-/// `ab::PLAIN_TIMES` the trials of a plain run of it (`plain`): `done` trials so far, `next`
-/// the next round's.
-fn over_plain(done: usize, next: usize, plain: usize) -> bool {
-    (done + next) as f64 > ab::PLAIN_TIMES * plain as f64
+/// `ab::PLAIN_TIMES` what a plain default run of it takes (`plain` trials): `done` trials so far
+/// in `elapsed_s`, `next` the next round's, each trial's window and warm-up `window_s`.
+fn over_plain(elapsed_s: f64, done: usize, next: usize, plain: usize, window_s: f64) -> bool {
+    done > 0 && elapsed_s + next as f64 * elapsed_s / done as f64 > ab::PLAIN_TIMES * plain_s(elapsed_s, done, plain, window_s)
 }
 
-/// The receive modes of `all` in which a library's figure, on any side against the base, still
+/// A trial's window and warm-up in this run.
+fn window_s(opts: &Options) -> f64 {
+    (opts.config.duration + opts.config.warmup).as_secs_f64()
+}
+
+/// What `plain` trials of a plain default run take, at the pace of `done` trials of this run
+/// in `elapsed_s` whose windows and warm-ups were `window_s`: each a default window and warm-up
+/// plus what this run's trials took beyond theirs (starting, probing, ending).
+fn plain_s(elapsed_s: f64, done: usize, plain: usize, window_s: f64) -> f64 {
+    if done == 0 {
+        return 0.0;
+    }
+    let beyond = (elapsed_s / done as f64 - window_s).max(0.0);
+    let default = (crate::results::DEFAULT_DURATION + crate::results::DEFAULT_WARMUP).as_secs_f64();
+    plain as f64 * (default + beyond)
+}
+
+/// The receive modes of `all` in which a library's `figure`, on any side against the base, still
 /// has an interval wider than `resolve`: each of `all`'s own, or none.
-fn open_modes(all: &'static [RecvMode], sides: &[CaseResult], resolve: f64) -> &'static [RecvMode] {
-    let open = |mode| sides[1..].iter().any(|other| ab::needs_more(&sides[0], other, mode, resolve));
+fn open_modes(
+    all: &'static [RecvMode],
+    sides: &[CaseResult],
+    figure: crate::results::Figure,
+    resolve: f64,
+) -> &'static [RecvMode] {
+    let open = |mode| sides[1..].iter().any(|other| ab::needs_more(&sides[0], other, mode, figure, resolve));
     match all.iter().filter(|&&m| open(m)).count() {
         0 => &[],
         n if n == all.len() => all,
@@ -253,12 +281,11 @@ fn wall_text(opts: &Options, results: &[CaseResult], trials: usize, wall_s: f64)
         .filter(|r| r.side == Some(Side::Base) && r.status == Status::Ok)
         .map(|r| r.modes.len() * opts.config.runs as usize)
         .sum();
-    let per = if trials > 0 { wall_s / trials as f64 } else { 0.0 };
-    let estimate = per * plain as f64;
+    let estimate = plain_s(wall_s, trials, plain, window_s(opts));
     let times = if estimate > 0.0 { format!(": {:.1}x that", wall_s / estimate) } else { String::new() };
     format!(
         "ipcbench: the A/B took {} for {trials} trials; a plain run of these cases ({} runs of one side, {plain} \
-         trials) takes about {} at its pace{times}",
+         trials of its default windows) takes about {} at its pace{times}",
         crate::format::duration_text(wall_s),
         opts.config.runs,
         crate::format::duration_text(estimate)
