@@ -414,7 +414,8 @@ mod tests {
     #[test]
     fn an_ab_run_takes_short_windows_unless_told() {
         let windows = |line: &str| {
-            let Ok(Cli { command: Command::Run { measure, .. } }) = Cli::try_parse_from(line.split(' ')) else {
+            let Ok(Cli { command: Command::Run { measure, .. } }) = Cli::try_parse_from(line.split(' '))
+            else {
                 panic!("{line}: not a run")
             };
             let c = measure.options(matrix::select(&matrix::matrix(), &[])).unwrap().config;

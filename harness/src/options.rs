@@ -77,11 +77,7 @@ fn check(c: &RunConfig) -> Result<()> {
             bail!("--threshold {}%: give more than 0% and less than 100%", ab.threshold * 100.0);
         }
         if !(ab::MIN_ROUNDS..=100).contains(&ab.max_rounds) {
-            bail!(
-                "--max-rounds {}: a whole number from {} to 100",
-                ab.max_rounds,
-                ab::MIN_ROUNDS
-            );
+            bail!("--max-rounds {}: a whole number from {} to 100", ab.max_rounds, ab::MIN_ROUNDS);
         }
         if ab.budget_s.is_some_and(|b| b <= 0.0) {
             bail!("--budget 0s: give the time the extra rounds may take, such as 10m");
@@ -329,7 +325,9 @@ impl Measure {
         };
         let (duration, warmup) = match &ab {
             Some(_) => (duration.unwrap_or(ab::AB_DURATION), warmup.unwrap_or(ab::AB_WARMUP)),
-            None => (duration.unwrap_or(results::DEFAULT_DURATION), warmup.unwrap_or(results::DEFAULT_WARMUP)),
+            None => {
+                (duration.unwrap_or(results::DEFAULT_DURATION), warmup.unwrap_or(results::DEFAULT_WARMUP))
+            }
         };
         let config = RunConfig {
             runs,

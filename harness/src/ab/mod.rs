@@ -72,7 +72,6 @@ fn rounds_of(
         .collect()
 }
 
-
 /// The most two runs' polling floors after their windows may differ by for the runs to be
 /// paired: the host's placements here give about 140 ns and 260 to 400 ns, and a run's rate
 /// follows its floor (the first A/B of 2026-12-05: FastIPC's 1 KiB stream at 6.3 M msg/s

@@ -25,7 +25,9 @@ pub use figures::{Figure, Figures, Measure, Spread};
 pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
 pub use settings::{
-    AutoRuns, DEFAULT_CONNECTS, DEFAULT_DURATION, DEFAULT_SLOW_WORK, DEFAULT_WARMUP, Order, Pin, RunConfig, Settings, Verify};
+    AutoRuns, DEFAULT_CONNECTS, DEFAULT_DURATION, DEFAULT_SLOW_WORK, DEFAULT_WARMUP, Order, Pin, RunConfig,
+    Settings, Verify,
+};
 
 pub const SCHEMA_VERSION: u32 = 1;
 

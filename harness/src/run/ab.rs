@@ -121,7 +121,12 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
                     } else if round <= settings.min_rounds {
                         lib.modes
                     } else {
-                        open_modes(lib.modes, &row[i], ab::paired_figure(settings, case.pattern()), settings.resolve)
+                        open_modes(
+                            lib.modes,
+                            &row[i],
+                            ab::paired_figure(settings, case.pattern()),
+                            settings.resolve,
+                        )
                     }
                 })
                 .collect();
@@ -205,7 +210,9 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
 /// `ab::PLAIN_TIMES` what a plain default run of it takes (`plain` trials): `done` trials so far
 /// in `elapsed_s`, `next` the next round's, each trial's window and warm-up `window_s`.
 fn over_plain(elapsed_s: f64, done: usize, next: usize, plain: usize, window_s: f64) -> bool {
-    done > 0 && elapsed_s + next as f64 * elapsed_s / done as f64 > ab::PLAIN_TIMES * plain_s(elapsed_s, done, plain, window_s)
+    done > 0
+        && elapsed_s + next as f64 * elapsed_s / done as f64
+            > ab::PLAIN_TIMES * plain_s(elapsed_s, done, plain, window_s)
 }
 
 /// A trial's window and warm-up in this run.
