@@ -212,30 +212,55 @@ pub fn outcome(record: &AbRecord, settings: &AbSettings, failed: usize) -> (u8, 
         return (EXIT_SLOWER, why);
     }
     if unresolved > 0 {
-        let most = record.figures.iter().map(|f| f.rounds + f.unheld).max().unwrap_or(0);
-        let stop = if most >= settings.max_rounds {
-            format!("the cap of {} rounds", settings.max_rounds)
-        } else if settings.budget_s.is_some() {
-            "--budget".to_string()
-        } else {
-            format!("{PLAIN_TIMES} times a plain default run's time (no --budget given)")
+        let name = |f: &&AbFigure| {
+            let sentinel = if f.side == Side::Sentinel { " (sentinel)" } else { "" };
+            let tells = f.resolution.map_or("one round".into(), |r| format!("±{:.1}%", 100.0 * r));
+            format!(
+                "{} {}{sentinel} {} x{:.3} {tells} ({} rounds)",
+                f.case,
+                f.library,
+                f.mode.as_str(),
+                f.ratio,
+                f.rounds
+            )
         };
-        let named: Vec<String> = record
+        // An interval narrower than --resolve stopped taking rounds on its width, yet reaches
+        // across the threshold: the change is about the threshold's own size.
+        let (edge, wide): (Vec<&AbFigure>, Vec<&AbFigure>) = record
             .figures
             .iter()
             .filter(|f| f.verdict == AbVerdict::Unresolved)
-            .map(|f| {
-                let sentinel = if f.side == Side::Sentinel { " (sentinel)" } else { "" };
-                let tells = f.resolution.map_or("one round".into(), |r| format!("±{:.1}%", 100.0 * r));
-                format!("{} {}{sentinel} {} {tells}", f.case, f.library, f.mode.as_str())
-            })
-            .collect();
-        why.push(format!(
-            "{unresolved} figure(s) unresolved: their intervals reach past ±{} after {most} rounds at most, where \
-             {stop} stopped them (more --budget or --max-rounds, or --allow-unresolved): {}",
-            crate::format::whole_percent(settings.threshold),
-            named.join(", ")
-        ));
+            .partition(|f| f.resolution.is_some_and(|r| r <= settings.resolve));
+        let threshold = crate::format::whole_percent(settings.threshold);
+        if !wide.is_empty() {
+            let stop = if wide.iter().all(|f| f.rounds + f.unheld >= settings.max_rounds) {
+                format!("the cap of {} rounds", settings.max_rounds)
+            } else if settings.budget_s.is_some() {
+                format!("--budget or the cap of {} rounds", settings.max_rounds)
+            } else {
+                format!(
+                    "{PLAIN_TIMES} times a plain default run's time (no --budget given) or the cap of {} rounds",
+                    settings.max_rounds
+                )
+            };
+            let named: Vec<String> = wide.iter().map(name).collect();
+            why.push(format!(
+                "{} figure(s) unresolved: their intervals reach past ±{threshold}, still wider than --resolve where \
+                 {stop} stopped their rounds (more --budget or --max-rounds, or --allow-unresolved): {}",
+                wide.len(),
+                named.join(", ")
+            ));
+        }
+        if !edge.is_empty() {
+            let named: Vec<String> = edge.iter().map(name).collect();
+            why.push(format!(
+                "{} figure(s) unresolved at the threshold: their intervals are narrower than --resolve but reach \
+                 across ±{threshold}, a change of about the threshold's own size (a --threshold further from it \
+                 decides them): {}",
+                edge.len(),
+                named.join(", ")
+            ));
+        }
         if !settings.allow_unresolved {
             return (EXIT_UNTOLD, why);
         }

@@ -115,11 +115,32 @@ fn known_changes_get_their_verdicts_and_exit_codes() {
     let (code, why) = outcome(&record(figures.clone()), &settings(), 0);
     assert_eq!(code, EXIT_UNTOLD);
     assert!(
-        why[0].contains("1 figure(s) unresolved") && why[0].contains("after 10 rounds at most"),
+        why[0].contains("1 figure(s) unresolved: their intervals reach past ±5%")
+            && why[0].contains("(10 rounds)"),
         "{why:?}"
     );
     let allowed = AbSettings { allow_unresolved: true, ..settings() };
     assert_eq!(outcome(&record(figures), &allowed, 0).0, 0);
+}
+
+/// A change of about the threshold itself, told finely, is unresolved "at the threshold", not
+/// blamed on the rounds' cap: its interval is narrower than --resolve.
+#[test]
+fn a_change_at_the_threshold_is_named_as_such() {
+    let b = stream(Side::Base, &around(1e6, 10));
+    let edge: Vec<f64> = around(0.952e6, 10).into_iter().rev().collect();
+    let c = stream(Side::Candidate, &edge);
+    let mut figures = figures(&b, &[&c], Figure::MsgsPerS);
+    judge(&mut figures, THRESHOLD);
+    assert_eq!(figures[0].verdict, AbVerdict::Unresolved);
+    assert!(figures[0].resolution.unwrap() <= RESOLVE, "{figures:?}");
+    let (code, why) = outcome(&record(figures), &settings(), 0);
+    assert_eq!(code, EXIT_UNTOLD);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(
+        why[0].starts_with("1 figure(s) unresolved at the threshold") && why[0].contains("x0.95"),
+        "{why:?}"
+    );
 }
 
 /// A sentinel called changed makes the run exit 3 whatever else it found, a slower candidate
