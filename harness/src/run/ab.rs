@@ -110,6 +110,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
             (0..row.len()).filter(|&i| measured[i]).map(|i| opts.libraries[i].modes.len()).sum::<usize>()
                 * opts.config.runs as usize;
         let (case_trials, case_began) = (trials, Instant::now());
+        let figure = ab::paired_figure(settings, case.pattern());
         for round in 1..=settings.max_rounds {
             // Each library still running, with the receive modes this round runs: every one in
             // the first rounds, then those whose figure is still open.
@@ -121,12 +122,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
                     } else if round <= settings.min_rounds {
                         lib.modes
                     } else {
-                        open_modes(
-                            lib.modes,
-                            &row[i],
-                            ab::paired_figure(settings, case.pattern()),
-                            settings.resolve,
-                        )
+                        open_modes(lib.modes, &row[i], figure, settings.resolve)
                     }
                 })
                 .collect();
@@ -169,7 +165,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
         for (i, sides) in row.into_iter().enumerate() {
             let figures = {
                 let others: Vec<&CaseResult> = sides[1..].iter().collect();
-                ab::figures(&sides[0], &others, ab::paired_figure(settings, case.pattern()))
+                ab::figures(&sides[0], &others, figure)
             };
             let ab = doc.ab.as_mut().expect("an A/B file has its record");
             ab.figures.extend(figures);
