@@ -30,15 +30,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >&2
 fi
 
-# Rust: edition 2024 needs cargo 1.85 or newer (Debian's own cargo is older).
+# Rust: the workspace's rust-version is the oldest cargo that builds it (Debian's own is older).
+need_rust=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../Cargo.toml")
 if [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "setup: cargo not found: install Rust 1.85 or newer with rustup (https://rustup.rs), then run again" >&2
+  echo "setup: cargo not found: install Rust $need_rust or newer with rustup (https://rustup.rs), then run again" >&2
   exit 1
 fi
 version=$(cargo --version | awk '{print $2}')
-if [ "$(printf '%s\n1.85.0\n' "$version" | sort -V | head -n1)" != "1.85.0" ]; then
-  echo "setup: cargo $version is older than 1.85: run 'rustup update', then run again" >&2
+if [ "$(printf '%s\n%s\n' "$version" "$need_rust" | sort -V | head -n1)" != "$need_rust" ]; then
+  echo "setup: cargo $version is older than $need_rust: run 'rustup update', then run again" >&2
   exit 1
 fi
 

@@ -33,8 +33,10 @@ pub struct Cli {
 pub enum Command {
     /// Every case by name, the libraries built in, and which patterns each has.
     List,
-    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix). A stream or
-    /// round trip takes any size: stream/4KiB, stream-rtt/24B.
+    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix). The open
+    /// families take any size, count or rate: stream/4KiB, stream-rtt/24B,
+    /// broadcast/lossy/64sub/16B, broadcast/lossless/8sub-2slow/1KiB, pairs/3/stream-rtt/16B,
+    /// latency/300k/16B, fanout-latency/1k/8sub/16B.
     Run {
         cases: Vec<String>,
         /// Finishes the interrupted run of this results file: the cases done are kept, the rest
@@ -46,8 +48,8 @@ pub enum Command {
     },
     /// Runs a stream and a round trip at each of a list of message sizes, as ipc-bench does.
     Sweep {
-        /// Sizes, comma-separated: 64, 4KiB, 1MiB (default: 8 B to 64 KiB, powers of two; with
-        /// --rates, 16 B).
+        /// Sizes, comma-separated: 64, 4KiB, 1MiB (default: 8B to 64KiB in powers of two, then
+        /// 1MiB, 4MiB and 16MiB; with --rates, 16B).
         #[arg(long)]
         sizes: Option<String>,
         /// Instead of sizes, offered rates: the latency family at each (1k,10k,100k,300k,1M,3M,10M
@@ -105,8 +107,8 @@ pub enum Command {
         /// Changes up to this share are no change: 5%, 10%, 0.5%.
         #[arg(long, default_value = "5%", value_parser = |t: &str| options::percent(t, "5%"))]
         threshold: f64,
-        /// terminal, markdown or json.
-        #[arg(long, default_value = "terminal")]
+        /// How to print the comparison.
+        #[arg(long, default_value = "terminal", value_parser = ["terminal", "markdown", "json"])]
         format: String,
         /// Compare files measured on different machines (the output names both).
         #[arg(long)]
@@ -340,9 +342,15 @@ fn report_with_readme(
             bail!("--readme takes one results file, the one its blocks name; {} were given", files.len())
         }
     };
+    // Checked before the report is written: a README that names no block of the file is
+    // refused with nothing touched.
+    let target = match (readme, file) {
+        (Some(readme), Some(file)) => Some((readme, file, report::readme::target(file, readme)?)),
+        _ => None,
+    };
     let (out, built) = report_of(files, out, versus, subject)?;
-    if let (Some(readme), Some(file)) = (readme, file) {
-        let n = report::readme::update(&built.page, file, &out, readme)?;
+    if let Some((readme, file, target)) = target {
+        let n = report::readme::update(&built.page, &out, target)?;
         console::say(&format!("ipcbench: wrote {n} blocks of {} from {}", readme.display(), file.display()));
     }
     Ok(())
@@ -350,9 +358,6 @@ fn report_with_readme(
 
 /// `ipcbench compare`: prints the comparison; whether something got slower.
 fn compare_files(old: &Path, new: &Path, share: f64, format: &str, across: bool) -> Result<bool> {
-    if !["terminal", "markdown", "json"].contains(&format) {
-        bail!("--format {format:?}: terminal, markdown or json");
-    }
     let (a, b) = (results::load(old)?.base_side(), results::load(new)?.base_side());
     let c = compare::compare((old, &a), (new, &b), share, across)?;
     match format {
@@ -380,11 +385,11 @@ fn spread_of(paths: &[PathBuf]) -> Result<String> {
                 .with_context(|| format!("reading {}", path.display()))?
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .filter(|p| results::named_as_results(p))
                 .collect();
             f.sort();
             if f.is_empty() {
-                bail!("{} holds no results file (*.json)", path.display());
+                bail!("{} holds no results file (*.json or *.json.gz)", path.display());
             }
             f
         } else {
@@ -407,6 +412,7 @@ fn fail(e: anyhow::Error) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Pin;
     use clap::CommandFactory;
 
     /// A plain run's windows are 1 s after 0.3 s by default, an A/B run's 250 ms after 100 ms,
@@ -425,6 +431,45 @@ mod tests {
         assert_eq!(windows("ipcbench run --against /bin/other"), (250, 100));
         assert_eq!(windows("ipcbench run --against /bin/other --duration 1s"), (1000, 100));
         assert_eq!(windows("ipcbench run --warmup 50ms"), (1000, 50));
+    }
+
+    /// `--pin` takes its value only after `=`: the word after it stays a case.
+    #[test]
+    fn pin_never_takes_a_case_for_its_value() {
+        let parse = |line: &str| match Cli::try_parse_from(line.split(' ')) {
+            Ok(Cli { command: Command::Run { cases, measure, .. } }) => {
+                (cases, measure.options(matrix::select(&matrix::matrix(), &[])).unwrap().config.pin)
+            }
+            Ok(_) => panic!("{line}: not a run"),
+            Err(e) => panic!("{line}: {e}"),
+        };
+        let case = vec!["stream/16B".to_string()];
+        assert_eq!(parse("ipcbench run --pin stream/16B"), (case.clone(), Some(Pin::Spread)));
+        assert_eq!(parse("ipcbench run stream/16B --pin"), (case.clone(), Some(Pin::Spread)));
+        assert_eq!(parse("ipcbench run --pin=same-core stream/16B"), (case, Some(Pin::SameCore)));
+        assert_eq!(parse("ipcbench run --pin same-core").0, ["same-core"]);
+        let e = matrix::select(&matrix::matrix(), &["same-core".into()]).unwrap_err();
+        assert!(e.to_string().contains("--pin=same-core"), "{e}");
+    }
+
+    /// The help of `sweep --sizes` states the sizes a sweep takes when given none.
+    #[test]
+    fn sweep_help_states_its_default_sizes() {
+        let cli = Cli::command();
+        let sweep = cli.find_subcommand("sweep").expect("a sweep command");
+        let sizes = sweep.get_arguments().find(|a| a.get_id() == "sizes").expect("--sizes");
+        let help = sizes.get_help().expect("--sizes has help").to_string();
+        let all = matrix::sweep_sizes();
+        let (small, large): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&s| s <= 64 << 10);
+        let stated = format!(
+            "default: {} to {} in powers of two, then {}",
+            matrix::size_label(small[0]),
+            matrix::size_label(small[small.len() - 1]),
+            large.iter().map(|&s| matrix::size_label(s)).collect::<Vec<_>>().join(", ")
+        );
+        let (head, last) = stated.rsplit_once(", ").expect("more than one large size");
+        assert!(help.contains(&format!("{head} and {last};")), "{help}\nstates not: {stated}");
+        assert!(small.windows(2).all(|w| w[1] == 2 * w[0]), "{small:?}");
     }
 
     /// Every argument of `run` is either refused beside `--resume` (the cases, and every flag of
@@ -456,12 +501,12 @@ mod tests {
                 continue;
             }
             let mut line = base.clone();
-            // The positional cases have no long name.
-            if let Some(long) = arg.get_long() {
-                line.push(format!("--{long}"));
-            }
-            if arg.get_action().takes_values() {
-                line.push(sample(id).into());
+            // The positional cases have no long name; a flag's value goes after `=`, which every
+            // flag takes and `--pin` needs.
+            match (arg.get_long(), arg.get_action().takes_values()) {
+                (Some(long), true) => line.push(format!("--{long}={}", sample(id))),
+                (Some(long), false) => line.push(format!("--{long}")),
+                (None, _) => line.push(sample(id).into()),
             }
             if id == "cases" || config.contains(&id) {
                 let e = watch_of(&line).err().unwrap_or_else(|| panic!("{line:?} was accepted"));

@@ -125,7 +125,7 @@ struct Config {
     lib: Option<String>,
     /// Runs per case and receive mode; the median is the figure. `auto`: 3, then more until each
     /// figure tells a change of --resolve, at most --max-runs.
-    #[arg(long, default_value = "3", value_parser = runs)]
+    #[arg(long, default_value = "3", value_name = "N|auto", value_parser = runs)]
     runs: Runs,
     /// `--runs auto`: the smallest change each figure must tell (the half-width of the 95%
     /// interval of the difference of two such figures; default 5%). With --against: the
@@ -175,7 +175,7 @@ struct Config {
     /// rounds: run 1 of every library of a case, then run 2, ..., each round's order rotated,
     /// then extra rounds for results short of runs in the case's host state (or split in two);
     /// interleaved: rounds in one order, no extra rounds; sequential: each library's runs in turn.
-    #[arg(long, default_value = "rounds", value_parser = order)]
+    #[arg(long, default_value = "rounds", value_name = "rounds|interleaved|sequential", value_parser = order)]
     order: Order,
     /// Gives every library a queue of this many bytes of messages (64KiB, 1MiB, ...) where it
     /// lets one set its depth; without it each library runs its own defaults.
@@ -185,9 +185,10 @@ struct Config {
     #[arg(long, default_value_t = results::DEFAULT_CONNECTS)]
     connects: u32,
     /// Pins each role's process to a CPU of its own before it opens its endpoint (more roles
-    /// than CPUs take them round again); `--pin same-core` puts every role on one CPU. The
-    /// results record each role's CPU.
-    #[arg(long, num_args = 0..=1, default_missing_value = "spread", value_name = "same-core", value_parser = pin)]
+    /// than CPUs take them round again); `--pin=same-core` puts every role on one CPU (its value
+    /// only after `=`, so `--pin stream/16B` pins that case's roles). The results record each
+    /// role's CPU.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "spread", value_name = "same-core", value_parser = pin)]
     pin: Option<Pin>,
     /// What a slow subscriber spends on each message, a busy wait (the broadcast/*sub-*slow cases).
     #[arg(long, default_value = "10us", value_parser = duration)]
@@ -253,7 +254,7 @@ fn default_verify() -> Result<Verify> {
 }
 
 fn pin(text: &str) -> Result<Pin, String> {
-    Pin::parse(text).ok_or_else(|| "give no value (a CPU per role) or same-core".into())
+    Pin::parse(text).ok_or_else(|| "give no value (a CPU per role) or =same-core".into())
 }
 
 /// The flags that change how a run is watched, or how long a trial may take to report, never a

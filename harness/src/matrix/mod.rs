@@ -460,7 +460,9 @@ pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
         }
         if hits.is_empty() {
             let near = near_matches(w, all.iter().map(|c| c.name.as_str()));
-            let hint = if near.is_empty() {
+            let hint = if w == "same-core" {
+                "same-core is a value of --pin, which takes it after `=`: --pin=same-core".to_string()
+            } else if near.is_empty() {
                 "`ipcbench list` shows every case; a stream, round trip, broadcast, pair or latency \
                  case takes any size, count or rate, as stream/4KiB or broadcast/lossy/64sub/16B"
                     .to_string()

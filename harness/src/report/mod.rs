@@ -99,10 +99,10 @@ fn machine_label(doc: &Document) -> String {
 }
 
 /// The folder a report of these files goes to when none is given: beside the one file (its
-/// name without `.json`), or `report` beside the first of several.
+/// name without `.json` or `.json.gz`), or `report` beside the first of several.
 pub fn default_out(paths: &[PathBuf]) -> PathBuf {
     match paths {
-        [one] => one.with_extension(""),
+        [one] => results::stem(one),
         _ => paths.first().and_then(|p| p.parent()).unwrap_or(Path::new(".")).join("report"),
     }
 }

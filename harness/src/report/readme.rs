@@ -98,27 +98,43 @@ pub fn fill(text: &str, file: &str, made: &[(&str, String)]) -> Result<(String, 
     Ok((out, n))
 }
 
-/// `ipcbench report <file> --readme <readme>`: writes the blocks of `readme` that name `file`
-/// from `page`, its report's as `build` made it into `out`.
-pub fn update(page: &Page, file: &Path, out: &Path, readme: &Path) -> Result<usize> {
+/// A Markdown file to write from a results file's report, read and checked before the report
+/// is built: a README with no block naming the file is refused before anything is written.
+pub struct Target {
+    readme: std::path::PathBuf,
+    text: String,
+    /// The README's folder, from which its blocks name files and reach the report.
+    base: std::path::PathBuf,
+    /// The results file as the blocks name it.
+    name: String,
+}
+
+/// `ipcbench report <file> --readme <readme>`, first step: the README, and its blocks naming
+/// `file`, at least one.
+pub fn target(file: &Path, readme: &Path) -> Result<Target> {
     let text = std::fs::read_to_string(readme).with_context(|| format!("reading {}", readme.display()))?;
-    // The report's folder as the README's own folder reaches it.
     let base = readme.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (base, folder) = (base.canonicalize()?, out.canonicalize()?);
-    let root = folder.strip_prefix(&base).map_or(folder.clone(), |p| p.to_path_buf());
-    let name = file.canonicalize()?;
-    let name = name.strip_prefix(&base).map_or(name.clone(), |p| p.to_path_buf());
-    let made = sections(page, &format!("{}/", root.display()))?;
-    let (filled, n) = fill(&text, &name.display().to_string(), &made)?;
-    if n == 0 {
+    let base = base.canonicalize().with_context(|| format!("reading {}", base.display()))?;
+    let name = file.canonicalize().with_context(|| format!("reading {}", file.display()))?;
+    let name = name.strip_prefix(&base).map_or(name.clone(), |p| p.to_path_buf()).display().to_string();
+    if !blocks(&text)?.iter().any(|b| b.file == name) {
         bail!(
-            "{} has no block naming {} (`{OPEN}{}: <section> -->` ... `{END}`)",
-            readme.display(),
-            name.display(),
-            name.display()
+            "{} has no block naming {name} (`{OPEN}{name}: <section> -->` ... `{END}`); nothing was written",
+            readme.display()
         );
     }
-    std::fs::write(readme, filled).with_context(|| format!("writing {}", readme.display()))?;
+    Ok(Target { readme: readme.to_path_buf(), text, base, name })
+}
+
+/// Second step: writes the blocks of `target` from `page`, the report built into `out`; how
+/// many it wrote.
+pub fn update(page: &Page, out: &Path, target: Target) -> Result<usize> {
+    // The report's folder as the README's own folder reaches it.
+    let folder = out.canonicalize()?;
+    let root = folder.strip_prefix(&target.base).map_or(folder.clone(), |p| p.to_path_buf());
+    let made = sections(page, &format!("{}/", root.display()))?;
+    let (filled, n) = fill(&target.text, &target.name, &made)?;
+    std::fs::write(&target.readme, filled).with_context(|| format!("writing {}", target.readme.display()))?;
     Ok(n)
 }
 

@@ -1,6 +1,7 @@
 //! The results file on disk: read (only a regular file, and only so much of it), written whole
 //! or not at all, its name reserved so that two runs never share one, and locked for as long as
-//! the run that writes it lives.
+//! the run that writes it lives. A file named `*.json.gz` is gzip's: read and written through it,
+//! so a results folder may keep its files compressed.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -16,11 +17,11 @@ use super::{Document, SCHEMA_VERSION};
 /// write here (9 MB and 4.5 MB), and far less than would exhaust memory.
 pub const LARGEST: u64 = 256 << 20;
 
-/// Reads a results file; what is not a regular file (a FIFO, a device), a file larger than
-/// `LARGEST`, a file cut short, another schema version or another kind of file is refused with
-/// what it is.
+/// Reads a results file (`.json`, or `.json.gz` compressed); what is not a regular file (a FIFO,
+/// a device), a file larger than `LARGEST` (read or unpacked), a file cut short, another schema
+/// version or another kind of file is refused with what it is.
 pub fn load(path: &Path) -> Result<Document> {
-    let text = read_capped(path)?;
+    let text = read_text(path)?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         anyhow!("{} is not JSON ({e}): a results file that was cut short or edited by hand?", path.display())
     })?;
@@ -35,8 +36,55 @@ pub fn load(path: &Path) -> Result<Document> {
     serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))
 }
 
-/// The text of `path`, a regular file (a symlink to one is followed) of at most `LARGEST` bytes.
-fn read_capped(path: &Path) -> Result<String> {
+/// The text of a results file, unpacked when it is gzip's, checked as `load` says.
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = read_capped(path)?;
+    let bytes = if gzipped(path) { gunzip(path, bytes)? } else { bytes };
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow!("{} is not text: it is not an ipcbench results file", path.display()))
+}
+
+/// Whether `path` names a compressed results file (`*.gz`).
+fn gzipped(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "gz")
+}
+
+/// Whether `path` names a results file by its name: `*.json` or `*.json.gz`.
+pub fn named_as_results(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// `path` without `.json` or `.json.gz`: the name of what is made from it (its report's folder).
+pub fn stem(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    match name.strip_suffix(".json.gz").or_else(|| name.strip_suffix(".json")) {
+        Some(stem) => path.with_file_name(stem),
+        None => path.with_extension(""),
+    }
+}
+
+/// The bytes gzip's `packed` holds, at most `LARGEST` of them.
+fn gunzip(path: &Path, packed: Vec<u8>) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(&packed[..]).take(LARGEST + 1).read_to_end(&mut bytes).map_err(|e| {
+        anyhow!(
+            "{} is not gzip's ({e}): name a results file .json.gz only when it is compressed",
+            path.display()
+        )
+    })?;
+    if bytes.len() as u64 > LARGEST {
+        bail!(
+            "{} unpacks to more than {} MiB, more than any results file: it is not one",
+            path.display(),
+            LARGEST >> 20
+        );
+    }
+    Ok(bytes)
+}
+
+/// The bytes of `path`, a regular file (a symlink to one is followed) of at most `LARGEST` bytes.
+fn read_capped(path: &Path) -> Result<Vec<u8>> {
     // Opened without blocking: a FIFO with no writer would otherwise hang here.
     let file = OpenOptions::new()
         .read(true)
@@ -60,8 +108,7 @@ fn read_capped(path: &Path) -> Result<String> {
             LARGEST >> 20
         );
     }
-    String::from_utf8(bytes)
-        .map_err(|_| anyhow!("{} is not text: it is not an ipcbench results file", path.display()))
+    Ok(bytes)
 }
 
 fn kind(meta: &fs::Metadata) -> &'static str {
@@ -80,14 +127,21 @@ fn kind(meta: &fs::Metadata) -> &'static str {
 /// Writes the document to `path` so that a reader (or a crash, or a SIGKILL) only ever sees a
 /// whole file: write a sibling of this process's own, flush it to disk, rename it over, flush
 /// the folder. When it cannot (the folder is full), the file stays as it was, the sibling is
-/// removed, and the error names the folder and its free space.
+/// removed, and the error names the folder and its free space. A `.json.gz` is written
+/// compressed (a resumed run's file stays as it was kept).
 pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    let name = path.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
+    let tmp = folder(path).join(format!("{name}.tmp{}", std::process::id()));
     // Compact: a full run's file is a third smaller than indented, and `jq .` indents it.
-    let text = serde_json::to_string(doc)?;
+    let mut text = serde_json::to_vec(doc)?;
+    text.push(b'\n');
+    if gzipped(path) {
+        let mut packed = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        packed.write_all(&text)?;
+        text = packed.finish()?;
+    }
     let written = File::create(&tmp).and_then(|mut f| {
-        f.write_all(text.as_bytes())?;
-        f.write_all(b"\n")?;
+        f.write_all(&text)?;
         f.sync_all()
     });
     if let Err(e) = written {
@@ -98,7 +152,7 @@ pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
             tmp.display(),
             dir.display(),
             crate::machine::free_space(dir).map_or_else(|| "an unknown amount".into(), crate::format::bytes),
-            crate::format::bytes(text.len() as u64 + 1),
+            crate::format::bytes(text.len() as u64),
             path.display()
         ));
     }
@@ -229,6 +283,33 @@ mod tests {
         std::os::unix::fs::symlink("/nonexistent-target", dir.join(".run-z.json.lock")).unwrap();
         let through = Lock::take(&dir.join("run-z.json")).err().expect("a symlinked lock is refused");
         assert!(format!("{through:#}").contains("opening the lock"), "{through:#}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A `.json.gz` is read and written through gzip, whole like any results file; a file so
+    /// named that is not gzip's is refused, and the report of one is named without both suffixes.
+    #[test]
+    fn a_compressed_results_file_reads_and_writes_as_a_plain_one() {
+        let dir = scratch("gz");
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-2026-12-02T16-28-14Z.json");
+        let doc = load(&data).unwrap();
+        let packed = dir.join("run-p.json.gz");
+        write_atomically(&doc, &packed).unwrap();
+        let bytes = fs::read(&packed).unwrap();
+        assert_eq!(bytes[..2], [0x1f, 0x8b], "not gzip's magic");
+        assert!(bytes.len() < fs::metadata(&data).unwrap().len() as usize / 2, "{} bytes", bytes.len());
+        let back = load(&packed).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&doc).unwrap());
+        assert_eq!(read_text(&packed).unwrap(), serde_json::to_string(&doc).unwrap() + "\n");
+        let names: Vec<_> = fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["run-p.json.gz"], "a partial copy stayed");
+        let fake = dir.join("fake.json.gz");
+        fs::copy(&data, &fake).unwrap();
+        let e = load(&fake).unwrap_err().to_string();
+        assert!(e.contains("is not gzip's"), "{e}");
+        assert!(named_as_results(&packed) && named_as_results(&data) && !named_as_results(&dir.join("a.gz")));
+        assert_eq!(stem(&packed), dir.join("run-p"));
+        assert_eq!(stem(Path::new("r/run-q.json")), Path::new("r/run-q"));
         let _ = fs::remove_dir_all(&dir);
     }
 

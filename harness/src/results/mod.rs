@@ -22,7 +22,9 @@ mod text;
 
 pub use failure::Failure;
 pub use figures::{Figure, Figures, Measure, Spread};
-pub use file::{Lock, load, remove_partial_copies, reserve, write_atomically};
+pub use file::{
+    Lock, load, named_as_results, read_text, remove_partial_copies, reserve, stem, write_atomically,
+};
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
 pub use settings::{
     AutoRuns, DEFAULT_CONNECTS, DEFAULT_DURATION, DEFAULT_SLOW_WORK, DEFAULT_WARMUP, Order, Pin, RunConfig,
@@ -455,12 +457,11 @@ mod tests {
             let path = entry.path();
             // Results files only (`compare` writes its own JSON beside them).
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if !name.starts_with("run-") || path.extension().is_none_or(|e| e != "json") {
+            if !name.starts_with("run-") || !named_as_results(&path) {
                 continue;
             }
             let doc = load(&path).unwrap_or_else(|e| panic!("{e:#}"));
-            let before: serde_json::Value =
-                serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+            let before: serde_json::Value = serde_json::from_str(&read_text(&path).unwrap()).unwrap();
             let after = serde_json::to_value(&doc).unwrap();
             assert!(holds(&after, &before), "{} changes when read and written", path.display());
             seen += 1;

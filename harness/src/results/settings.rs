@@ -188,7 +188,7 @@ impl Pin {
     pub fn meaning(self) -> &'static str {
         match self {
             Pin::Spread => "each role pinned to a CPU of its own (--pin)",
-            Pin::SameCore => "every role pinned to one CPU (--pin same-core)",
+            Pin::SameCore => "every role pinned to one CPU (--pin=same-core)",
         }
     }
 

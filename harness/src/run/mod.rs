@@ -66,6 +66,7 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
         .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
         .sum();
     let ctx = RunContext::new(opts, &run_dir, &doc, planned, total)?;
+    console::say(&format!("ipcbench: expected: {}", ctx.progress.borrow().expected()));
     let mut trials = 0usize;
     let mut failed = 0;
     let mut stop = false;

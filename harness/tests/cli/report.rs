@@ -160,7 +160,8 @@ fn a_corrupt_or_foreign_results_file_is_refused() {
 
 /// `report FILE --readme README.md`: every block of the README naming FILE holds that section
 /// of FILE's report, the text around it untouched; a block naming a section the report lacks,
-/// or `--readme` with two files, is refused.
+/// or `--readme` with two files, is refused, and a README with no block naming FILE is refused
+/// before the report is written.
 #[test]
 fn a_readmes_blocks_are_written_from_the_report() {
     let dir = out_dir("readme");
@@ -192,6 +193,34 @@ fn a_readmes_blocks_are_written_from_the_report() {
         .unwrap();
     assert_refused(&["report", j, "--readme", r], &["names the section \"nothing\"", "standing"]);
     assert_refused(&["report", j, j, "--readme", r], &["--readme takes one results file"]);
+    // A README with no block naming the file is refused before the report is written again.
+    std::fs::remove_dir_all(dir.join("run")).unwrap();
+    std::fs::write(&readme, "no blocks here\n").unwrap();
+    assert_refused(&["report", j, "--readme", r], &["has no block naming run.json", "nothing was written"]);
+    assert!(!dir.join("run").exists(), "the report was written before the README was refused");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "no blocks here\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A results file kept compressed (`.json.gz`) reads as the plain one: `report` writes its
+/// folder named without both suffixes, and `compare` of it against the plain file finds no
+/// change.
+#[test]
+fn a_compressed_results_file_reads_as_the_plain_one() {
+    use std::io::Write;
+    let dir = out_dir("gz");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-2026-12-02T16-28-14Z.json");
+    let packed = dir.join("run.json.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&std::fs::read(&plain).unwrap()).unwrap();
+    std::fs::write(&packed, gz.finish().unwrap()).unwrap();
+    let p = packed.to_str().unwrap();
+    let out = ipcbench(&["report", p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("run/report.md").is_file(), "no report in {}", dir.join("run").display());
+    let out = ipcbench(&["compare", plain.to_str().unwrap(), p, "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

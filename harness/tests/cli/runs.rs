@@ -296,7 +296,7 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
     t.nothing_left(pid);
 
     let t = RunTest::new("pin-same-core");
-    let (pid, output, doc) = short(&t.out, &words("run stream/16B --lib shm-ring,uds --pin same-core"));
+    let (pid, output, doc) = short(&t.out, &words("run stream/16B --lib shm-ring,uds --pin=same-core"));
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     for lib in ["shm-ring", "uds"] {
         let r = results_of(&doc, "stream/16B", lib);
@@ -308,7 +308,7 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
         );
     }
     t.nothing_left(pid);
-    assert_refused(&words("run stream/16B --pin everywhere"), &["'everywhere' for '--pin", "same-core"]);
+    assert_refused(&words("run stream/16B --pin=everywhere"), &["'everywhere' for '--pin", "=same-core"]);
 }
 
 #[test]
