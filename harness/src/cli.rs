@@ -33,8 +33,9 @@ pub struct Cli {
 pub enum Command {
     /// Every case by name, the libraries built in, and which patterns each has.
     List,
-    /// Runs cases (names or globs such as 'stream/*'; none: the whole matrix). The open
-    /// families take any size, count or rate: stream/4KiB, stream-rtt/24B,
+    /// Runs cases: names, globs such as 'stream/*', or sets (@page, @bends, @latency, @loans,
+    /// @all: `ipcbench list` says what each holds); none: @page, the comparison page's 30
+    /// cases. The open families take any size, count or rate: stream/4KiB, stream-rtt/24B,
     /// broadcast/lossy/64sub/16B, broadcast/lossless/8sub-2slow/1KiB, pairs/3/stream-rtt/16B,
     /// latency/300k/16B, fanout-latency/1k/8sub/16B.
     Run {
@@ -90,11 +91,11 @@ pub enum Command {
         /// fastipc, or when the files lack it the library on top most often).
         #[arg(long, value_name = "LIBRARY")]
         subject: Option<String>,
-        /// A Markdown file (README.md) whose blocks naming the one results file
-        /// (`<!-- ipcbench report results/run-<time>.json: <section> -->` ... `<!-- end of ipcbench
-        /// report -->`) are written again from its report.
+        /// A Markdown file (README.md, RESULTS.md; the flag may be given again) whose blocks
+        /// naming the one results file (`<!-- ipcbench report results/run-<time>.json: <section>
+        /// -->` ... `<!-- end of ipcbench report -->`) are written again from its report.
         #[arg(long, value_name = "FILE")]
-        readme: Option<PathBuf>,
+        readme: Vec<PathBuf>,
     },
     /// Compares two results files: for each case, library, receive mode and figure both
     /// measured, the change with its interval and a verdict. Exits 1 when something is slower
@@ -140,7 +141,7 @@ pub fn main() -> ExitCode {
                 Ok(l) => l,
                 Err(e) => return fail(e),
             };
-            console::out(&terminal::list(&matrix::matrix(), &libs, machine::cores()));
+            console::out(&terminal::list(&matrix::matrix(), &matrix::sets(), &libs, machine::cores()));
             ExitCode::SUCCESS
         }
         Command::Doctor { watch: Some(d), .. } => {
@@ -190,7 +191,7 @@ pub fn main() -> ExitCode {
             measure_cases(measure.options(options::rates(&rates, list.as_deref())), None)
         }
         Command::Report { files, out, versus, subject, readme } => {
-            match report_with_readme(&files, out, &versus, subject, readme.as_deref()) {
+            match report_with_readme(&files, out, &versus, subject, &readme) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }
@@ -333,25 +334,33 @@ fn report_with_readme(
     out: Option<PathBuf>,
     versus: &[String],
     subject: Option<String>,
-    readme: Option<&Path>,
+    readmes: &[PathBuf],
 ) -> Result<()> {
-    let file = match (readme, files) {
-        (None, _) => None,
-        (Some(_), [file]) => Some(file),
-        (Some(_), _) => {
-            bail!("--readme takes one results file, the one its blocks name; {} were given", files.len())
-        }
+    let file = match (readmes, files) {
+        ([], _) => None,
+        (_, [file]) => Some(file),
+        _ => bail!("--readme takes one results file, the one its blocks name; {} were given", files.len()),
     };
     // Checked before the report is written: a README that names no block of the file is
     // refused with nothing touched.
-    let target = match (readme, file) {
-        (Some(readme), Some(file)) => Some((readme, file, report::readme::target(file, readme)?)),
-        _ => None,
+    let targets = match file {
+        Some(file) => readmes
+            .iter()
+            .map(|readme| Ok((readme, report::readme::target(file, readme)?)))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
     };
     let (out, built) = report_of(files, out, versus, subject)?;
-    if let Some((readme, file, target)) = target {
-        let n = report::readme::update(&built.page, &out, target)?;
-        console::say(&format!("ipcbench: wrote {n} blocks of {} from {}", readme.display(), file.display()));
+    if let Some(file) = file {
+        let doc = results::load(file)?;
+        for (readme, target) in targets {
+            let n = report::readme::update(&built.page, &doc, &out, target)?;
+            console::say(&format!(
+                "ipcbench: wrote {n} blocks of {} from {}",
+                readme.display(),
+                file.display()
+            ));
+        }
     }
     Ok(())
 }

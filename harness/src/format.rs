@@ -69,6 +69,18 @@ pub fn duration_text(secs: f64) -> String {
     }
 }
 
+/// A length of time as a reader plans by it: `about 31 min`, `about 45 s`, `about 1 h 05 min`.
+pub fn about(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("about {} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 90 {
+        format!("about {} min", (s + 30) / 60)
+    } else {
+        format!("about {s} s")
+    }
+}
+
 /// A share as a whole percentage: `10%`.
 pub fn whole_percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use ipcbench_api::{RecvMode, Transfer};
 use serde::Deserialize;
 
-use super::{Rank, goodness, level, median_goodness, rank};
+use super::{Rank, goodness, level, median_goodness, rank, standings};
 use crate::results::{CaseResult, Document, Status};
 
 /// The page's figures, as `docs/claims.toml` holds them.
@@ -18,8 +18,6 @@ const DATA: &str = include_str!("../../../docs/claims.toml");
 pub struct PageData {
     pub page: PageFacts,
     pub versions: Vec<PageVersion>,
-    /// The libraries that also work across machines.
-    pub across_machines: Vec<String>,
     /// The cases of the page's case-by-case table.
     pub page_cases: Vec<String>,
     /// The page's libraries: the rivals a `top` claim counts among.
@@ -160,7 +158,11 @@ fn state_goodness(r: &CaseResult, state: &str) -> Option<f64> {
 
 /// `a` against `b` in `case`, or None when either lacks a passed result there.
 pub fn ratio(doc: &Document, case: &str, a: &str, b: &str, b_mode: Option<RecvMode>) -> Option<Ratio> {
-    let (ra, rb) = (find(doc, case, a)?, find(doc, case, b)?);
+    ratio_of(find(doc, case, a)?, find(doc, case, b)?, b_mode)
+}
+
+/// One case's ratio of two passed results, `a`'s and `b`'s.
+fn ratio_of(ra: &CaseResult, rb: &CaseResult, b_mode: Option<RecvMode>) -> Option<Ratio> {
     let (ga, gb) = (median_goodness(ra)?, median_goodness(rb)?.max(f64::MIN_POSITIVE));
     let over = |x: Option<f64>, y: Option<f64>| Some(x? / y.filter(|y| *y > 0.0)?);
     let modes = RecvMode::ALL
@@ -182,7 +184,7 @@ pub fn ratio(doc: &Document, case: &str, a: &str, b: &str, b_mode: Option<RecvMo
         })
         .collect();
     Some(Ratio {
-        case: case.to_string(),
+        case: ra.case.clone(),
         counted: ga / gb,
         page_method: b_mode.and_then(|m| over(Some(ga), mode_goodness(rb, m))),
         modes,
@@ -225,11 +227,12 @@ pub enum Reason {
 /// A claim's figure here.
 #[derive(Clone, Debug)]
 pub enum Measured {
-    /// `top` of `ran` measurements fastest or level among the page's libraries; the
+    /// `top` of `ran` of the page's cases fastest or level among the page's libraries; the
     /// oversubscribed ones left out.
     Top { top: usize, ran: usize, oversubscribed: Vec<String> },
-    /// A ratio per case both ran (for `every`, the cases that were not oversubscribed); the
-    /// oversubscribed ones left out of an `every` count.
+    /// A ratio per case: for `every`, per case both ran as the questions count them
+    /// (`standings::both_ran`), the oversubscribed ones set apart; for the others, per case the
+    /// claim names.
     Ratios { ratios: Vec<Ratio>, oversubscribed: Vec<String> },
 }
 
@@ -316,11 +319,18 @@ fn ratios<'c>(
     wake: Option<f64>,
 ) -> Option<Outcome<'c>> {
     let b = claim.b.as_deref()?;
-    let cases = if claim.kind == ClaimKind::Every { &data.page_cases } else { &claim.cases };
-    let all: Vec<Ratio> = cases.iter().filter_map(|c| ratio(doc, c, &claim.a, b, claim.b_mode())).collect();
-    // An `every` count leaves the oversubscribed cases out, as the questions' counts do.
-    let (ratios, over): (Vec<Ratio>, Vec<Ratio>) =
-        all.into_iter().partition(|r| claim.kind != ClaimKind::Every || !r.oversubscribed);
+    // An `every` claim is over every case both ran, counted once for it and the questions (the
+    // page's words: "every one of the 72 measurements where both ran"); the others are over the
+    // cases they name.
+    let (ratios, over): (Vec<Ratio>, Vec<String>) = if claim.kind == ClaimKind::Every {
+        let both = standings::both_ran(&doc.results, &claim.a, b);
+        let ratios: Vec<Ratio> =
+            both.cases.into_iter().filter_map(|(ra, rb)| ratio_of(ra, rb, claim.b_mode())).collect();
+        (ratios, both.oversubscribed.into_iter().map(String::from).collect())
+    } else {
+        let named = claim.cases.iter().filter_map(|c| ratio(doc, c, &claim.a, b, claim.b_mode()));
+        (named.collect(), Vec::new())
+    };
     if ratios.is_empty() {
         return None;
     }
@@ -362,8 +372,7 @@ fn ratios<'c>(
     if let (true, Some(Factor::WakeUp), Some(here)) = (below, claim.factor, wake) {
         reasons.push(Reason::WakeUp { here_us: here, page_us: data.page.wake_up_us });
     }
-    let oversubscribed = over.into_iter().map(|r| r.case).collect();
-    Some(Outcome { claim, measured: Measured::Ratios { ratios, oversubscribed }, verdict, reasons })
+    Some(Outcome { claim, measured: Measured::Ratios { ratios, oversubscribed: over }, verdict, reasons })
 }
 
 #[cfg(test)]

@@ -508,13 +508,17 @@ pub fn median_goodness(r: &CaseResult) -> Option<f64> {
     goodness(r.pattern, r.median.as_ref()?)
 }
 
-/// A passed result's median by goodness, inside its interval (`noise::median_interval` of its
-/// best mode's runs; with up to 7 runs, their whole range): (low, median, high).
+/// A passed result's median by goodness, inside its interval (`noise::median_interval` of the
+/// runs its figure is from, `figure_runs`; with up to 7 runs, their whole range): (low, median,
+/// high). A split result's interval is its figure's cluster's: the other cluster's runs would
+/// stretch it to reach rivals its figure is far from.
 pub fn interval(r: &CaseResult) -> Option<(f64, f64, f64)> {
     let median = median_goodness(r)?;
     let mode = r.best()?;
-    let runs: Vec<f64> =
-        counted_runs(r.state(), &mode.runs).filter_map(|run| goodness(r.pattern, &run.figures)).collect();
+    let runs: Vec<f64> = figure_runs(r.pattern, counted_runs(r.state(), &mode.runs))
+        .into_iter()
+        .filter_map(|run| goodness(r.pattern, &run.figures))
+        .collect();
     let (lo, hi) = crate::noise::median_interval(&runs).unwrap_or((median, median));
     Some((lo.min(median), median, hi.max(median)))
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Rank, counted_runs, goodness, median, median_goodness, settle, value};
+use super::{Rank, counted_runs, figure_runs, goodness, median, median_goodness, settle, value};
 use crate::host::states::groups;
 use crate::noise::{median_interval, middle};
 use crate::results::{CaseResult, Cluster, Document, Figures, OtherState, ResultState, RunRecord, Status};
@@ -180,11 +180,14 @@ fn ranked(r: &CaseResult) -> bool {
 }
 
 /// The goodness of `a` over that of `b` in each round both ran in their state (their figures'
-/// modes): the paired ratios, each of two runs seconds apart.
+/// modes): the paired ratios, each of two runs seconds apart. Only the runs each figure is from
+/// (`figure_runs`): a split result's other cluster would pair it level with rivals its figure
+/// is many times slower than.
 pub fn paired(a: &CaseResult, b: &CaseResult) -> Vec<f64> {
     let runs = |r: &CaseResult| -> Vec<(u32, f64)> {
         let Some(mode) = r.best() else { return Vec::new() };
-        counted_runs(r.state(), &mode.runs)
+        figure_runs(r.pattern, counted_runs(r.state(), &mode.runs))
+            .into_iter()
             .filter_map(|x| Some((x.round?, goodness(r.pattern, &x.figures)?)))
             .collect()
     };
@@ -350,6 +353,26 @@ mod tests {
             result("b", &[(1, "A", 9.0), (2, "A", 7.5), (3, "A", 9.5)]),
         ]);
         assert_eq!(rank(&row[1], &row), Some(Rank::Behind));
+    }
+
+    /// A split result is held against the fastest by the runs its figure is from: one whose
+    /// figure is 50 times slower is behind, though its other cluster beat the fastest in two
+    /// rounds (pairs/2/stream-rtt/16B, 2026-12-04: FastIPC's six runs between 21.5 k and 2.26 M).
+    #[test]
+    fn a_split_result_is_not_level_by_its_other_clusters_rounds() {
+        let rounds = |rates: [f64; 6]| -> Vec<(u32, &'static str, f64)> {
+            (1..).zip(rates).map(|(round, rate)| (round, "A", rate)).collect()
+        };
+        let row = settled(vec![
+            result("best", &rounds([1.166e6, 1.10e6, 1.183e6, 1.190e6, 1.156e6, 1.173e6])),
+            result("split", &rounds([21_712.0, 21_521.0, 2_255_284.0, 21_994.0, 1_748_615.0, 21_955.0])),
+        ]);
+        let split = &row[1];
+        assert_eq!(split.host_state.as_ref().unwrap().clusters.len(), 2, "its runs split");
+        assert!(split.median.unwrap().msgs_per_s < 22_000.0, "its figure is its larger cluster's");
+        assert_eq!(rank(split, &row), Some(Rank::Behind));
+        let ratio = ratio_to_best(split, &row).unwrap();
+        assert!(ratio > 50.0, "every round of its figure's runs: {ratio}");
     }
 
     #[test]

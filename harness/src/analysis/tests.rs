@@ -235,6 +235,22 @@ fn a_result_whose_runs_reach_the_fastest_is_level_and_one_below_is_behind() {
     assert_eq!(rank(&slow, [&quick, &slow]), Some(Rank::Behind));
 }
 
+/// A split result (its runs in two clusters apart) is ranked by the cluster its figure is from:
+/// its two fast runs do not make it level with a fastest its figure is five times below.
+#[test]
+fn a_split_result_is_ranked_by_its_figures_cluster() {
+    let w = RecvMode::Waiting;
+    let runs = |rates: &[f64]| -> Vec<(f64, f64)> { rates.iter().map(|&r| (r, 1.0)).collect() };
+    let steady = runs(&[95.0, 100.0, 105.0, 100.0, 98.0, 102.0]);
+    let split = runs(&[20.0, 21.0, 200.0, 22.0, 210.0, 21.0]);
+    let fastest = measured("stream/16B", &[(w, steady.as_slice())]);
+    let split = measured("stream/16B", &[(w, split.as_slice())]);
+    assert_eq!(split.median.unwrap().msgs_per_s, 21.0, "the larger cluster's median");
+    let (lo, _, hi) = interval(&split).unwrap();
+    assert!(lo >= 20.0 && hi <= 22.0, "its cluster's interval: {lo} to {hi}");
+    assert_eq!(rank(&split, [&fastest, &split]), Some(Rank::Behind));
+}
+
 /// The sustainable rate is the last of the rates, from the lowest, at which the sender kept its
 /// schedule and the p99 stayed within its multiple of the lowest rate's; a rate that held
 /// after one that did not is not reached.

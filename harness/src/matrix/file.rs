@@ -34,6 +34,20 @@ struct MatrixFile {
     /// The fixed-rate broadcasts.
     #[serde(default, rename = "fanout-latency")]
     fanout_latency: Vec<FanoutLatencyEntry>,
+    /// The named sets of cases (`@page`).
+    #[serde(default)]
+    set: Vec<Set>,
+}
+
+/// A named set of cases: `ipcbench run @page`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Set {
+    pub name: String,
+    /// What it holds, for `ipcbench list` and the help.
+    pub about: String,
+    /// Case names, globs over the matrix, open-family names or other sets (`@page`).
+    pub cases: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +112,12 @@ struct CaseEntry {
 pub fn matrix() -> Vec<Case> {
     // The file is part of the binary and a test parses it: a failure here is a build defect.
     parse(MATRIX).expect("cases/matrix.toml is valid")
+}
+
+/// The matrix's named sets, in the file's order.
+pub fn sets() -> Vec<Set> {
+    // As `matrix`: a test parses the file and expands every set.
+    toml::from_str::<MatrixFile>(MATRIX).expect("cases/matrix.toml is valid").set
 }
 
 pub(super) fn parse(text: &str) -> Result<Vec<Case>> {

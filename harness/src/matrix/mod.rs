@@ -6,7 +6,7 @@ mod kinds;
 use anyhow::{Context, Result, bail};
 use ipcbench_api::{Capabilities, Shape, Support, Transfer};
 
-pub use file::matrix;
+pub use file::{Set, matrix, sets};
 pub use kinds::{Column, Pattern, Role};
 
 /// One case of the matrix.
@@ -442,13 +442,40 @@ pub fn near_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) 
     scored.into_iter().take(4).map(|(_, n)| n).collect()
 }
 
-/// The cases the user named (names or globs); all of them when none is named.
-pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
-    if wanted.is_empty() {
-        return Ok(all.to_vec());
-    }
-    let mut chosen: Vec<Case> = Vec::new();
+/// The set a run that names no case runs: the comparison page's cases.
+pub const DEFAULT_SET: &str = "page";
+
+/// `wanted` with each named set (`@page`) replaced by its entries, in order.
+fn expand_sets(wanted: &[String], sets: &[Set], depth: usize) -> Result<Vec<String>> {
+    let mut out = Vec::new();
     for w in wanted {
+        let Some(name) = w.strip_prefix('@') else {
+            out.push(w.clone());
+            continue;
+        };
+        let Some(set) = sets.iter().find(|s| s.name == name) else {
+            let names: Vec<String> = sets.iter().map(|s| format!("@{}", s.name)).collect();
+            bail!(
+                "unknown set {w:?}: the sets are {} (`ipcbench list` says what each holds)",
+                names.join(", ")
+            );
+        };
+        // The file is the binary's own; a set that names itself is a defect a test would catch.
+        if depth > sets.len() {
+            bail!("the set {w:?} names itself through its entries");
+        }
+        out.extend(expand_sets(&set.cases, sets, depth + 1)?);
+    }
+    Ok(out)
+}
+
+/// The cases the user named (names, globs or sets such as `@bends`); the set `@page` when none
+/// is named.
+pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
+    let default = [format!("@{DEFAULT_SET}")];
+    let wanted = expand_sets(if wanted.is_empty() { &default } else { wanted }, &sets(), 0)?;
+    let mut chosen: Vec<Case> = Vec::new();
+    for w in &wanted {
         let hits: Vec<&Case> = all.iter().filter(|c| glob_match(w, &c.name)).collect();
         if hits.is_empty()
             && let Some(case) = named(w)

@@ -67,6 +67,40 @@ fn globs_and_near_matches() {
     assert!(err.contains("stream/16B"), "{err}");
 }
 
+/// No case named: the comparison page's 30 cases. Every set expands to cases, `@all` holds every
+/// case of the matrix and the rest of the families at their names, and an unknown set is named.
+#[test]
+fn named_sets_expand_and_the_page_is_the_default() {
+    let all = matrix();
+    let page = select(&all, &[]).unwrap();
+    let names: Vec<&str> = page.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(page.len(), 30, "{names:?}");
+    assert_eq!(select(&all, &["@page".into()]).unwrap(), page);
+    assert!(names.contains(&"service/4c4s/1KiB") && names.contains(&"batch/broadcast/lossless/4sub/16B/x64"));
+    assert!(
+        !names.iter().any(|n| n.contains("2sub") || n.contains("slow") || n.starts_with("latency")),
+        "{names:?}"
+    );
+    for set in sets() {
+        let cases = select(&all, &[format!("@{}", set.name)]).unwrap();
+        assert!(!cases.is_empty() && !set.about.is_empty(), "{}", set.name);
+    }
+    let every = select(&all, &["@all".into()]).unwrap();
+    for case in &all {
+        assert!(every.contains(case), "@all lacks {}", case.name);
+    }
+    let latency: Vec<String> = select(&all, &["@latency".into()])
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .filter(|n| n.starts_with("latency/"))
+        .collect();
+    assert_eq!(latency.len(), 8, "{latency:?}");
+    assert!(every.iter().any(|c| c.name == "loan/stream-rtt/64KiB"));
+    let e = select(&all, &["@bend".into()]).unwrap_err().to_string();
+    assert!(e.contains("unknown set \"@bend\"") && e.contains("@bends"), "{e}");
+}
+
 #[test]
 fn a_sweep_names_streams_and_round_trips_of_any_size() {
     let sizes = sweep_sizes();

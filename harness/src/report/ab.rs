@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::plot::{Chart, DrawResult, Place, SANS};
+use super::plot::{Chart, DrawResult, MAX_W, Place, SANS, heading, heading_height, text_width};
 use crate::format::{nanos, rate, resolution, whole_percent};
 use crate::report::model::{Cell, Table};
 use crate::report::terminal;
@@ -154,7 +154,7 @@ fn verdict_color(v: AbVerdict) -> RGBColor {
 }
 
 /// `ab.svg` and `.png`: each figure's ratio with its interval, a row each, over the band of
-/// ±threshold; coloured by verdict.
+/// ±threshold; coloured by verdict, the colours' key under the title.
 pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     let Some((_, record, settings)) = of(view) else { return Ok(Vec::new()) };
     let rows = rows(record);
@@ -165,36 +165,62 @@ pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         "Each figure's ratio, other side over base, with its 95% interval; the band is ±{}",
         whole_percent(settings.threshold)
     );
-    let size = (1000, 140 + 26 * rows.len() as u32);
+    // The rows' names stand whole left of the plot: the chart widens for the longest.
+    let names: Vec<String> = rows.iter().map(|f| row_name(f)).collect();
+    let names_w = names.iter().map(|n| text_width(n, 13)).max().unwrap_or(0) as u32 + 24;
+    let w = (PLOT_W + names_w).min(MAX_W);
+    let size = (w, heading_height(&title, &[NOTE], w) + KEY + 80 + 26 * rows.len() as u32);
     let (svg, png) = (dir.join("ab.svg"), dir.join("ab.png"));
-    plot(SVGBackend::new(&svg, size).into_drawing_area(), &rows, settings.threshold, &title)
+    let drawn = Drawn { rows: &rows, names: &names, names_w, threshold: settings.threshold, title: &title };
+    plot(SVGBackend::new(&svg, size).into_drawing_area(), &drawn)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    super::plot::png(&png, size, |root| plot(root, &rows, settings.threshold, &title))?;
+    super::plot::png(&png, size, |root| plot(root, &drawn))?;
     Ok(vec![Chart { name: "ab".into(), title, place: Place::Ab }])
 }
 
-fn plot<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    rows: &[&AbFigure],
+/// The plot's width, right of the rows' names.
+const PLOT_W: u32 = 700;
+/// The key's height, under the heading.
+const KEY: u32 = 26;
+const NOTE: &str = "A rate above 1 is faster, a time above 1 slower.";
+const VERDICTS: [AbVerdict; 4] =
+    [AbVerdict::Slower, AbVerdict::Faster, AbVerdict::NoChange, AbVerdict::Unresolved];
+
+/// A row's name: its case, library and mode, and whether it is the sentinel's.
+fn row_name(f: &AbFigure) -> String {
+    let sentinel = if f.side == Side::Sentinel { " (sentinel)" } else { "" };
+    format!("{} {} {}{sentinel}", f.case, f.library, f.mode.as_str())
+}
+
+/// What the chart draws.
+struct Drawn<'a> {
+    rows: &'a [&'a AbFigure],
+    names: &'a [String],
+    names_w: u32,
     threshold: f64,
-    title: &str,
-) -> DrawResult<DB::ErrorType> {
+    title: &'a str,
+}
+
+fn plot<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, d: &Drawn) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
-    let band = (1.0 / (1.0 + threshold), 1.0 + threshold);
-    let lo = rows.iter().map(|f| f.low).fold(band.0, f64::min) * 0.98;
-    let hi = rows.iter().map(|f| f.high).fold(band.1, f64::max) * 1.02;
-    let n = rows.len();
-    let label = |i: usize| {
-        rows.get(i).map_or(String::new(), |f| {
-            let sentinel = if f.side == Side::Sentinel { " (sentinel)" } else { "" };
-            format!("{} {} {}{sentinel}", f.case, f.library, f.mode.as_str())
-        })
-    };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (SANS, 16))
+    let head = heading_height(d.title, &[NOTE], root.dim_in_pixel().0);
+    let (top, area) = root.split_vertically(head + KEY);
+    heading(&top, d.title, &[NOTE])?;
+    let mut x = 20;
+    for v in VERDICTS {
+        top.draw(&Circle::new((x + 5, head as i32 + 8), 5, verdict_color(v).filled()))?;
+        top.draw(&Text::new(v.as_str(), (x + 14, head as i32 + 1), (SANS, 13).into_font()))?;
+        x += 30 + text_width(v.as_str(), 13);
+    }
+    let band = (1.0 / (1.0 + d.threshold), 1.0 + d.threshold);
+    let lo = d.rows.iter().map(|f| f.low).fold(band.0, f64::min) * 0.98;
+    let hi = d.rows.iter().map(|f| f.high).fold(band.1, f64::max) * 1.02;
+    let n = d.rows.len();
+    let mut chart = ChartBuilder::on(&area)
         .margin(16)
+        .margin_right(30)
         .x_label_area_size(40)
-        .y_label_area_size(330)
+        .y_label_area_size(d.names_w)
         .build_cartesian_2d(lo..hi, -0.5..n as f64 - 0.5)?;
     chart
         .configure_mesh()
@@ -202,12 +228,10 @@ fn plot<DB: DrawingBackend>(
         .y_labels(n)
         .y_label_formatter(&|y| {
             let i = y.round();
-            if (y - i).abs() < 0.01 && i >= 0.0 { label(n - 1 - i as usize) } else { String::new() }
+            let name = (i >= 0.0 && (y - i).abs() < 0.01).then(|| d.names.get(n - 1 - i as usize)).flatten();
+            name.cloned().unwrap_or_default()
         })
-        .x_desc(
-            "ratio, other / base (a rate above 1 is faster, a time above 1 slower): red slower, green faster, \
-             blue no change, grey unresolved",
-        )
+        .x_desc("ratio, other side over base")
         .label_style((SANS, 13))
         .axis_desc_style((SANS, 14))
         .draw()?;
@@ -219,7 +243,7 @@ fn plot<DB: DrawingBackend>(
         vec![(1.0, -0.5), (1.0, n as f64 - 0.5)],
         BLACK.stroke_width(1),
     )))?;
-    for (i, f) in rows.iter().enumerate() {
+    for (i, f) in d.rows.iter().enumerate() {
         let y = (n - 1 - i) as f64;
         let color = verdict_color(f.verdict);
         chart.draw_series(std::iter::once(PathElement::new(

@@ -1,29 +1,36 @@
-//! A chart per pattern, SVG and PNG (plotters): every library's bars side by side per case, on
-//! a log axis when the values span more than 30 times; a lossy broadcast's share lost and a
-//! service's p50 round trip in a panel of their own under the rates; the machine's floors
-//! (`floor`) as lines across the round-trip, latency and call panels and as a dash over each
-//! stream case (its copy floor). Then the receive modes side by side per library, and
-//! (`scatter`) each library's rate against its CPU per message.
+//! A chart per pattern, SVG and PNG (plotters): every library's bars side by side per case, each
+//! capped by its library's marker, on a log axis when the values span more than 30 times (every
+//! panel of one unit alike); a lossy broadcast's share lost and a service's p50 call in a panel
+//! of their own under the rates; the machine's floors (`floor`) as lines across the round-trip,
+//! latency and call panels and as a dash over each stream case (its copy floor). Cases go on in
+//! rows where one row would be wider than a README shows. Then the receive modes side by side
+//! per library, and (`scatter`) each library's rate against its CPU per message.
 
+use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::View;
 use super::families::Family;
-use super::plot::{COLORS, Chart, DrawResult, Place, SANS, font, mode_color};
+use super::plot::{
+    Chart, DrawResult, MAX_W, Marker, Place, SANS, Style, column_style, font, heading, heading_height,
+    log_axis, mark, mode_color, number_tick, text_width, time_tick,
+};
 use super::{cost, floor};
 use crate::analysis;
-use crate::results::shows::{Gathered, Title};
+use crate::results::shows::{Gathered, Scale, Title};
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
 
 /// One panel: a value per (case, series), and the machine's floors drawn over the bars.
 struct Panel {
-    unit: &'static str,
+    label: &'static str,
+    scale: Scale,
     /// values[case][series]
     values: Vec<Vec<Option<f64>>>,
     /// Round-trip floors: a line across the panel each.
@@ -33,20 +40,35 @@ struct Panel {
 }
 
 impl Panel {
-    fn new(unit: &'static str, values: Vec<Vec<Option<f64>>>) -> Panel {
-        Panel { unit, values, floors: Vec::new(), copy: Vec::new() }
+    fn new(label: &'static str, scale: Scale, values: Vec<Vec<Option<f64>>>) -> Panel {
+        Panel { label, scale, values, floors: Vec::new(), copy: Vec::new() }
+    }
+
+    /// The least and greatest positive value, floors included: the axis's range.
+    fn extent(&self) -> Option<(f64, f64)> {
+        let floors = self.floors.iter().map(|l| Some(l.value)).chain(self.copy.iter().copied());
+        let values = self.values.iter().flatten().copied().chain(floors).flatten().filter(|v| *v > 0.0);
+        values.fold(None, |span, v| match span {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((f64::min(lo, v), f64::max(hi, v))),
+        })
     }
 }
 
 /// The copy floor's dash.
 const COPY: RGBColor = RGBColor(0, 0, 0);
 
+/// A series of bars: its label, its colour, and a library's marker over each bar.
+struct Series {
+    label: String,
+    color: RGBColor,
+    marker: Option<Marker>,
+}
+
 struct Spec {
     title: String,
     cases: Vec<String>,
-    series: Vec<String>,
-    /// Each series' colour: its library's place in the report, the same in every chart.
-    colors: Vec<RGBColor>,
+    series: Vec<Series>,
     panels: Vec<Panel>,
     /// Legend entries beyond the series: the floors' lines.
     extra: Vec<(String, RGBColor)>,
@@ -93,14 +115,14 @@ fn spec(view: &View, family: Gathered, cases: Vec<String>) -> Option<Spec> {
     let mut panels = Vec::new();
     let mut floors_on = None;
     for (i, p) in show.panels.iter().enumerate() {
-        let values = table(&|r: &CaseResult| r.median.and_then(|f| p.measure.get(&f)).map(p.unit));
+        let values = table(&|r: &CaseResult| r.median.and_then(|f| p.measure.get(&f)).map(|v| p.value(v)));
         if i > 0 && !values.iter().flatten().any(Option::is_some) {
             continue;
         }
         if show.floors_on == Some(i) {
             floors_on = Some(panels.len());
         }
-        panels.push(Panel::new(p.label, values));
+        panels.push(Panel::new(p.label, p.scale, values));
     }
     // The machine's floors: round-trip floors across the panel of round trips and latency (a
     // service's on its call panel), the copy floor over each stream case.
@@ -111,7 +133,7 @@ fn spec(view: &View, family: Gathered, cases: Vec<String>) -> Option<Spec> {
         panels[at].floors = lines;
     }
     if show.copy_floor {
-        let sizes: Vec<usize> = cases.iter().map(|c| crate::matrix::find(c).map_or(0, |c| c.size)).collect();
+        let sizes: Vec<usize> = cases.iter().map(|c| view.case(c).map_or(0, |c| c.size)).collect();
         let copy = floor::copy_rates(view, &sizes);
         if copy.iter().any(Option::is_some) {
             extra.push(("copy floor (memory copy bandwidth / size)".to_string(), COPY));
@@ -124,14 +146,11 @@ fn spec(view: &View, family: Gathered, cases: Vec<String>) -> Option<Spec> {
     Some(Spec {
         title: title(family),
         cases: cases.iter().map(short).collect(),
-        series: columns.iter().map(|c| view.column_label(c)).collect(),
-        colors: columns
+        series: columns
             .iter()
-            .map(|(lib, source)| {
-                let base = COLORS[view.libraries.iter().position(|l| l == lib).unwrap_or(0) % COLORS.len()];
-                // A second machine's bars are the same colour, lighter.
-                let mix = |c: u8| (c as f64 + (255.0 - c as f64) * (*source as f64 * 0.45).min(0.8)) as u8;
-                RGBColor(mix(base.0), mix(base.1), mix(base.2))
+            .map(|c| {
+                let style = column_style(view, c);
+                Series { label: view.column_label(c), color: style.color, marker: Some(style.marker) }
             })
             .collect(),
         panels,
@@ -149,36 +168,36 @@ fn modes_spec(view: &View) -> Option<Spec> {
     if columns.is_empty() {
         return None;
     }
-    let panel = |case: &str, unit: &'static str, f: fn(&Figures) -> Option<f64>| {
-        Panel::new(
-            unit,
-            columns
-                .iter()
-                .map(|(lib, s)| {
-                    RecvMode::ALL
-                        .iter()
-                        .map(|&mode| {
-                            let m = ok(case, lib, *s)?.modes.iter().find(|m| m.mode == mode)?;
-                            f(m.median.as_ref()?)
-                        })
-                        .collect()
-                })
-                .collect(),
-        )
+    let panel = |case: &str, label: &'static str, scale: Scale, f: fn(&Figures) -> Option<f64>| {
+        let values = columns
+            .iter()
+            .map(|(lib, s)| {
+                RecvMode::ALL
+                    .iter()
+                    .map(|&mode| {
+                        let m = ok(case, lib, *s)?.modes.iter().find(|m| m.mode == mode)?;
+                        f(m.median.as_ref()?)
+                    })
+                    .collect()
+            })
+            .collect();
+        Panel::new(label, scale, values)
     };
     let panels = cases
         .iter()
         .map(|(pattern, case)| match analysis::counted(*pattern) {
-            Figure::P50Ns => panel(case, "round trip p50 (µs)", |f| f.p50_ns.map(|ns| ns / 1e3)),
-            Figure::MsgsPerS => panel(case, "stream: M msg/s", |f| Some(f.msgs_per_s / 1e6)),
+            Figure::P50Ns => panel(case, "round trip p50", Scale::Micros, |f| f.p50_ns.map(|ns| ns / 1e3)),
+            Figure::MsgsPerS => panel(case, "stream: M msg/s", Scale::Mega, |f| Some(f.msgs_per_s / 1e6)),
         })
         .collect();
     let names: Vec<&str> = cases.iter().map(|(_, c)| c.as_str()).collect();
     Some(Spec {
         title: format!("{}: {}", Place::Modes.title(), names.join(" and ")),
         cases: columns.iter().map(|c| view.column_label(c)).collect(),
-        series: RecvMode::ALL.iter().map(|m| m.to_string()).collect(),
-        colors: RecvMode::ALL.iter().map(|&m| mode_color(m)).collect(),
+        series: RecvMode::ALL
+            .iter()
+            .map(|&m| Series { label: m.to_string(), color: mode_color(m), marker: None })
+            .collect(),
         panels,
         extra: Vec::new(),
     })
@@ -214,92 +233,125 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     Ok(charts)
 }
 
-const PANEL_H: u32 = 380;
+/// A row of bars' height.
+const PANEL_H: u32 = 360;
 const LEGEND_ROW: u32 = 22;
+/// The pixels left of the first slot (the axis's ticks and words) and right of the last.
+const LEFT: u32 = 110;
+const RIGHT: u32 = 30;
 
 /// The legend's entries: the series, then the floors.
-fn legend_items(spec: &Spec) -> Vec<(&str, RGBColor)> {
-    let series = spec.series.iter().map(String::as_str).zip(spec.colors.iter().copied());
-    series.chain(spec.extra.iter().map(|(l, c)| (l.as_str(), *c))).collect()
+fn legend_items(spec: &Spec) -> Vec<(&str, RGBColor, Option<Marker>)> {
+    let series = spec.series.iter().map(|s| (s.label.as_str(), s.color, s.marker));
+    series.chain(spec.extra.iter().map(|(l, c)| (l.as_str(), *c, None))).collect()
 }
 
 fn legend_rows(spec: &Spec, width: u32) -> Vec<Vec<usize>> {
     let mut rows = vec![Vec::new()];
     let mut x = 0;
-    for (i, (s, _)) in legend_items(spec).iter().enumerate() {
+    for (i, (s, _, _)) in legend_items(spec).iter().enumerate() {
         let w = item_width(s);
-        if x + w > width.saturating_sub(40) && !rows.last().unwrap().is_empty() {
+        if x + w > width.saturating_sub(40) && !rows.last().is_none_or(Vec::is_empty) {
             rows.push(Vec::new());
             x = 0;
         }
-        rows.last_mut().unwrap().push(i);
+        rows.last_mut().expect("a row").push(i);
         x += w;
     }
     rows
 }
 
 fn item_width(label: &str) -> u32 {
-    28 + 8 * label.chars().count() as u32
+    46 + text_width(label, 15) as u32
+}
+
+/// A case's slot: wide enough for its bars and for its label under them.
+fn slot(spec: &Spec) -> u32 {
+    let label = spec.cases.iter().map(|c| text_width(c, 14) as u32).max().unwrap_or(0);
+    (spec.series.len() as u32 * 14 + 24).max(label + 16).max(70)
+}
+
+/// The cases of each row: as many as fit within the widest chart, the rows evenly filled.
+fn rows(spec: &Spec) -> Vec<Range<usize>> {
+    let n = spec.cases.len();
+    let fit = ((MAX_W - LEFT - RIGHT) / slot(spec)).max(1) as usize;
+    let per = n.div_ceil(n.div_ceil(fit).max(1)).max(1);
+    (0..n.div_ceil(per).max(1)).map(|r| r * per..((r + 1) * per).min(n)).collect()
+}
+
+fn top_height(spec: &Spec, width: u32) -> u32 {
+    heading_height(&spec.title, &[], width) + 10 + LEGEND_ROW * legend_rows(spec, width).len() as u32
 }
 
 fn size(spec: &Spec) -> (u32, u32) {
-    // Wide enough for the bars and for the case's label under them.
-    let label = spec.cases.iter().map(|c| c.chars().count() as u32).max().unwrap_or(0);
-    let slot = (spec.series.len() as u32 * 14 + 24).max(label * 9 + 16).max(70);
-    let w = (110 + spec.cases.len() as u32 * slot).max(900);
-    let legend = 50 + LEGEND_ROW * legend_rows(spec, w).len() as u32;
-    (w, legend + PANEL_H * spec.panels.len() as u32)
+    let rows = rows(spec);
+    let per = rows.first().map_or(1, |r| r.len()) as u32;
+    let w = (LEFT + per * slot(spec) + RIGHT).clamp(900, MAX_W);
+    (w, top_height(spec, w) + PANEL_H * (spec.panels.len() * rows.len()) as u32)
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
     let (w, _) = root.dim_in_pixel();
-    let rows = legend_rows(spec, w);
-    let legend_h = 50 + LEGEND_ROW * rows.len() as u32;
-    let (top, mut rest) = root.split_vertically(legend_h);
-    top.draw(&Text::new(spec.title.clone(), (20, 12), (SANS, 22).into_font()))?;
+    let (top, mut rest) = root.split_vertically(top_height(spec, w));
+    heading(&top, &spec.title, &[])?;
+    let legend_top = heading_height(&spec.title, &[], w) as i32;
     let items = legend_items(spec);
-    for (r, row) in rows.iter().enumerate() {
+    for (r, row) in legend_rows(spec, w).iter().enumerate() {
         let mut x = 20;
+        let y = legend_top + r as i32 * LEGEND_ROW as i32;
         for &i in row {
-            let (label, color) = items[i];
-            let y = 46 + r as i32 * LEGEND_ROW as i32;
+            let (label, color, marker) = items[i];
             if i < spec.series.len() {
                 top.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], color.filled()))?;
             } else {
                 // A floor: a line, as the panel draws it.
                 top.draw(&Rectangle::new([(x, y + 6), (x + 14, y + 8)], color.filled()))?;
             }
-            top.draw(&Text::new(label.to_string(), (x + 20, y), (SANS, 15).into_font()))?;
+            if let Some(marker) = marker {
+                top.draw(&mark::<_, DB>((x + 26, y + 7), Style { color, marker }, true, 5))?;
+            }
+            top.draw(&Text::new(label.to_string(), (x + 40, y), (SANS, 15).into_font()))?;
             x += item_width(label) as i32;
         }
     }
+    let rows = rows(spec);
+    let per = rows.first().map_or(1, |r| r.len());
     for panel in &spec.panels {
-        let (area, below) = rest.split_vertically(PANEL_H);
-        rest = below;
-        // The floors count in the axis's range, so that their lines are on it.
-        let floors = panel.floors.iter().map(|l| Some(l.value)).chain(panel.copy.iter().copied());
-        let values: Vec<f64> =
-            panel.values.iter().flatten().copied().chain(floors).flatten().filter(|v| *v > 0.0).collect();
-        let lo = values.iter().copied().fold(f64::MAX, f64::min);
-        let hi = values.iter().copied().fold(0.0, f64::max).max(1e-9);
-        if !values.is_empty() && hi / lo > 30.0 {
-            let range = (lo / 2.0)..(hi * 2.0);
-            bars(&root, &area, spec, panel, range.log_scale(), lo / 2.0)?;
-        } else {
-            bars(&root, &area, spec, panel, 0.0..hi * 1.15, 0.0)?;
+        // A panel of nothing above zero (no share lost anywhere) still stands, empty.
+        let (lo, hi) = panel.extent().unwrap_or((1.0, 1.0));
+        for cases in &rows {
+            let (area, below) = rest.split_vertically(PANEL_H);
+            rest = below;
+            let row = Row { cases: cases.clone(), slots: per };
+            if logarithmic(spec, panel.scale) {
+                bars(&root, &area, (spec, panel, row), log_axis((lo / 2.0)..(hi * 2.0)), lo / 2.0)?;
+            } else {
+                bars(&root, &area, (spec, panel, row), 0.0..hi * 1.15, 0.0)?;
+            }
         }
     }
     root.present()
 }
 
-/// One panel's bars: drawn in pixels from the chart's own mapping, so each case's slot holds
-/// every series side by side.
+/// Whether the panels of `scale` are drawn on a log axis: where one of them spans more than 30
+/// times. Panels of one unit share the kind, so that a reader reads the same distance the same.
+fn logarithmic(spec: &Spec, scale: Scale) -> bool {
+    spec.panels.iter().filter(|p| p.scale == scale).filter_map(Panel::extent).any(|(lo, hi)| hi / lo > 30.0)
+}
+
+/// The cases one row of a panel draws, and the slots every row has (the last may leave some).
+struct Row {
+    cases: Range<usize>,
+    slots: usize,
+}
+
+/// One row of a panel's bars: drawn in pixels from the chart's own mapping, so each case's slot
+/// holds every series side by side, each bar capped by its library's marker.
 fn bars<DB: DrawingBackend, Y>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
-    spec: &Spec,
-    panel: &Panel,
+    (spec, panel, row): (&Spec, &Panel, Row),
     y: Y,
     floor: f64,
 ) -> DrawResult<DB::ErrorType>
@@ -307,48 +359,91 @@ where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let n = spec.cases.len();
     let mut chart = ChartBuilder::on(area)
         .margin_left(10)
-        .margin_right(20)
+        .margin_right(RIGHT)
         .margin_top(10)
         .x_label_area_size(36)
-        .y_label_area_size(80)
-        // An integer range's end is one of its points: n - 1 makes n segments.
-        .build_cartesian_2d((0..n.max(2) - 1).into_segmented(), y)?;
-    let cases = spec.cases.clone();
+        .y_label_area_size(LEFT - 10)
+        .build_cartesian_2d(0.0..row.slots as f64, y)?;
+    let ticks = |v: &f64| if panel.scale == Scale::Micros { time_tick(*v) } else { number_tick(*v) };
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => cases.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .y_desc(panel.unit)
+        .x_labels(0)
+        .y_desc(panel.label)
+        .y_label_formatter(&ticks)
         .label_style((SANS, 14))
         .axis_desc_style((SANS, 15))
         .draw()?;
-    let series = spec.series.len() as i32;
-    for (i, row) in panel.values.iter().enumerate() {
-        let left = chart.backend_coord(&(SegmentValue::Exact(i), floor));
-        let right = chart.backend_coord(&(SegmentValue::Exact(i + 1), floor));
-        let width = ((right.0 - left.0 - 12) / series).max(2);
-        for (j, v) in row.iter().enumerate() {
+    let under = TextStyle::from((SANS, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let n = spec.series.len() as i32;
+    for (at, case) in row.cases.clone().enumerate() {
+        let left = chart.backend_coord(&(at as f64, floor));
+        let right = chart.backend_coord(&(at as f64 + 1.0, floor));
+        root.draw(&Text::new(spec.cases[case].clone(), ((left.0 + right.0) / 2, left.1 + 8), under.clone()))?;
+        // Bars no wider than a thumb, the group centred in its slot.
+        let width = ((right.0 - left.0 - 12) / n).clamp(2, 36);
+        let start = (left.0 + right.0 - width * n) / 2;
+        for (j, (v, s)) in panel.values[case].iter().zip(&spec.series).enumerate() {
             let Some(v) = v.filter(|v| *v > 0.0) else { continue };
-            let x = left.0 + 6 + j as i32 * width;
-            let top = chart.backend_coord(&(SegmentValue::Exact(i), v)).1;
-            root.draw(&Rectangle::new([(x, top), (x + width - 1, left.1)], spec.colors[j].filled()))?;
+            let x = start + j as i32 * width;
+            let top = chart.backend_coord(&(at as f64, v)).1;
+            root.draw(&Rectangle::new([(x, top), (x + width - 1, left.1)], s.color.filled()))?;
+            if let Some(marker) = s.marker.filter(|_| width >= 8) {
+                let r = (width / 2 - 1).min(5);
+                root.draw(&mark::<_, DB>(
+                    (x + width / 2, top - r - 3),
+                    Style { color: s.color, marker },
+                    true,
+                    r,
+                ))?;
+            }
         }
-        if let Some(v) = panel.copy.get(i).copied().flatten() {
-            let y = chart.backend_coord(&(SegmentValue::Exact(i), v)).1;
+        if let Some(v) = panel.copy.get(case).copied().flatten() {
+            let y = chart.backend_coord(&(at as f64, v)).1;
             root.draw(&Rectangle::new([(left.0 + 2, y - 1), (right.0 - 2, y + 1)], COPY.filled()))?;
         }
     }
     for line in &panel.floors {
-        let from = chart.backend_coord(&(SegmentValue::Exact(0), line.value));
-        let to = chart.backend_coord(&(SegmentValue::Exact(n), line.value));
+        let from = chart.backend_coord(&(0.0, line.value));
+        let to = chart.backend_coord(&(row.slots as f64, line.value));
         root.draw(&Rectangle::new([(from.0, from.1 - 1), (to.0, from.1)], mode_color(line.mode).filled()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(cases: usize, series: usize, panels: usize) -> Spec {
+        let values = vec![vec![Some(1.0); series]; cases];
+        Spec {
+            title: "A chart".into(),
+            cases: (0..cases).map(|i| format!("lossless/{i}sub/1KiB")).collect(),
+            series: (0..series)
+                .map(|i| Series { label: format!("library {i}"), color: BLACK, marker: None })
+                .collect(),
+            panels: (0..panels).map(|_| Panel::new("M msg/s", Scale::Mega, values.clone())).collect(),
+            extra: Vec::new(),
+        }
+    }
+
+    /// No chart is wider than a README shows: thirty cases of fifteen libraries go on in rows,
+    /// every case in one of them, in order.
+    #[test]
+    fn a_wide_chart_goes_on_in_rows() {
+        for (cases, series) in [(1, 3), (6, 15), (30, 15), (40, 2), (3, 40)] {
+            let s = spec(cases, series, 2);
+            let (w, h) = size(&s);
+            assert!(w <= MAX_W, "{cases} cases of {series}: {w} px wide");
+            let rows = rows(&s);
+            let all: Vec<usize> = rows.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(all, (0..cases).collect::<Vec<_>>(), "{cases} cases of {series}");
+            assert!(rows.iter().all(|r| !r.is_empty()));
+            assert_eq!(h, top_height(&s, w) + PANEL_H * 2 * rows.len() as u32);
+        }
+        assert_eq!(rows(&spec(30, 15, 1)).len(), 5, "six cases of fifteen bars a row");
+    }
 }

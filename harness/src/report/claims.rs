@@ -13,11 +13,13 @@ use crate::format::{ratio, whole_percent};
 pub const CLAIMS: &str = "Each claim in the comparison page's words, its figure there, and this run's figure for \
      the same comparison: the tables' figures (each library in its better receive mode, in the case's host \
      state), then both libraries in the same receive mode. A range is the page's over its four platforms; a \
-     figure for a platform is its Linux x86-64 column's. Reproduced: the claim holds here (a lead the same way \
-     and told apart, a count at least the page's share). Within the page's range: a range claim's figure \
-     falls inside it. Where a claim does not hold, the last column says what this run measured that would \
-     turn it (another receive mode or host state, the page's own way of running, more processes than cores, \
-     the machine's wake-up), or that none of these does.";
+     figure for a platform is its Linux x86-64 column's. A count of the cases both ran is the one the \
+     questions give (the oversubscribed set apart); a count of the fastest is over the page's own cases. \
+     Reproduced: the claim holds here (a lead the same way and told apart, a count at least the page's \
+     share). Within the page's range: a range claim's figure falls inside it. Where a claim does not hold, \
+     the last column says what this run measured that would turn it (another receive mode or host state, \
+     the page's own way of running, more processes than cores, the machine's wake-up), or that none of \
+     these does.";
 
 /// The version a library's record gives, up to its first space: `1.54.0`, `4.3.5`.
 fn version_here<'a>(view: &View<'a>, id: &str) -> Option<&'a str> {
@@ -140,15 +142,16 @@ fn ratio_text(view: &View, c: &Claim, r: &Ratio, named: bool) -> String {
 fn here(view: &View, o: &Outcome) -> String {
     let c = o.claim;
     match &o.measured {
+        // Its scope is the page's own table, and says so: not the cases both ran.
         Measured::Top { top, ran, oversubscribed } => {
-            format!("{top} of {ran}{}", left_out(oversubscribed.len()))
+            format!("{top} of {ran} of the page's cases{}", left_out(oversubscribed.len()))
         }
         Measured::Ratios { ratios, oversubscribed } if c.kind == ClaimKind::Every => {
             let wins = ratios.iter().filter(|r| r.counted > 1.0 && !r.level).count();
             let level: Vec<&str> = ratios.iter().filter(|r| r.level).map(|r| r.case.as_str()).collect();
             let slower: Vec<&str> =
                 ratios.iter().filter(|r| r.counted <= 1.0 && !r.level).map(|r| r.case.as_str()).collect();
-            let mut text = format!("faster in {wins} of {}", ratios.len());
+            let mut text = format!("faster in {wins} of the {} cases both ran", ratios.len());
             if !level.is_empty() {
                 text.push_str(&format!("; level in {}", level.join(", ")));
             }

@@ -3,11 +3,13 @@
 //! has a row per case and figure, its unit in the row's label, and each cell's figure with three
 //! significant digits, its ratio to the best of its row (which colours it) and its marks.
 
+use ipcbench_api::Shape;
+
 use super::View;
 use super::model::{self, Cell, marks};
 use crate::analysis;
 use crate::format::{percent, three_digits};
-use crate::matrix::Pattern;
+use crate::matrix::{Case, Pace, Pattern};
 use crate::results::shows::Gathered;
 use crate::results::{CaseResult, Measure, Status};
 
@@ -96,21 +98,83 @@ impl Family {
         }
     }
 
-    /// What the family's cases measure, in a sentence or two (docs/METHOD.md says it whole).
-    pub fn method(self) -> &'static str {
+    /// What the family's cases measure, in a sentence or two (docs/METHOD.md says it whole), with
+    /// the rates, counts and batches the view's cases of the family have: a text that named the
+    /// matrix's would misstate a file that ran others.
+    pub fn method(self, view: &View) -> String {
+        let cases: Vec<&Case> = view
+            .cases
+            .iter()
+            .filter(|c| view.gathered(c).map(Family::of) == Some(self))
+            .filter_map(|c| view.case(c))
+            .collect();
+        let rates = distinct(&cases, rate_of);
+        let rates_words: Vec<String> = rates.iter().map(|&r| rate_words(r)).collect();
+        let per_second = format!("{} messages a second", listed(&rates_words, "or"));
+        let subscribers = many(&distinct(&cases, subscribers_of), "subscriber");
+        let shapes: Vec<String> =
+            distinct(&cases, sides_of).into_iter().map(|(a, b)| format!("{a} × {b}")).collect();
+        match self {
+            Family::Broadcasts => format!(
+                "One publisher and {}, every subscriber receiving every message: the slowest subscriber's \
+                 rate, and how much slower it was than the fastest (the subscribers' spread). Lossless: a \
+                 subscriber behind holds the publisher back; lossy: it loses messages instead (the share \
+                 lost beside the rate). Where the processes outnumber the machine's cores (*) the \
+                 subscribers take turns on them, and the waiting mode, where a subscriber sleeps until \
+                 woken, is the one that means what it would on a machine with a core per process.",
+                subscribers
+            ),
+            Family::Pairs => format!(
+                "{} independent sender-receiver pairs of one library at once, each on channels of its own: \
+                 every pair's rate together, the worst pair's, and (round trips) the worst pair's p50. With \
+                 more processes than cores (*) the pairs share them; on a machine with a core per process \
+                 the total would grow with the pairs unless the library shares something between them.",
+                counts(&distinct(&cases, |c| c.pairs.map(|n| n as u64)))
+            ),
+            Family::FanoutLatency => format!(
+                "A publisher on a fixed schedule ({per_second}) and {}, lossless: each subscriber times each \
+                 message from its due time; the p50 and p99 are over every subscriber's messages together \
+                 (each subscriber's own p50 and p99 are in the results file).",
+                subscribers
+            ),
+            Family::Queues => format!(
+                "Producers and consumers, each message to exactly one consumer ({}): every consumer's \
+                 messages per second together.",
+                listed(&shapes, "and")
+            ),
+            Family::Services => format!(
+                "Clients send a request and wait for its reply before the next (clients × servers: {}; \
+                 several servers share the requests): every client's calls per second together, and the p50 \
+                 of a call.",
+                listed(&shapes, "and")
+            ),
+            Family::Batches => format!(
+                "Streams and lossless broadcasts whose every send and receive call moves a batch of {} \
+                 messages, for the libraries that have batch calls.",
+                counts(&distinct(&cases, |c| (c.batch > 1).then_some(c.batch as u64)))
+            ),
+            Family::Latency => format!(
+                "A sender on a fixed schedule ({per_second}), as applications send: each message's one-way \
+                 latency from its due time, as a whole spectrum.{}",
+                if rates.contains(&1_000) {
+                    " At 1 k/s the waiting mode is a sleeping receiver."
+                } else {
+                    ""
+                }
+            ),
+            Family::Streams | Family::SlowSubscriber | Family::Connect | Family::Loans => {
+                self.fixed_method().to_string()
+            }
+        }
+    }
+
+    /// What a family whose text names no rate or count measures.
+    fn fixed_method(self) -> &'static str {
         match self {
             Family::Streams => {
                 "One sender and one receiver, each a process of its own: messages per second one way, and \
                  the round trip (p50, p99) when the receiver answers each message at once. The sender writes \
                  each message from its own buffer and the receiver ends with it in its own."
-            }
-            Family::Broadcasts => {
-                "One publisher and 1 to 32 subscribers, every subscriber receiving every message: the slowest \
-                 subscriber's rate, and how much slower it was than the fastest (the subscribers' spread). \
-                 Lossless: a subscriber behind holds the publisher back; lossy: it loses messages instead (the \
-                 share lost beside the rate). Past one subscriber this machine's 2 cores are oversubscribed (*): \
-                 subscribers take turns on the cores, and the waiting mode, where a subscriber sleeps until \
-                 woken, is the one that means what it would on a machine with a core per process."
             }
             Family::SlowSubscriber => {
                 "A broadcast to 4 subscribers, one of which spends a fixed time on each message (a busy wait, \
@@ -118,43 +182,82 @@ impl Family {
                  the others (their rate falls to its); lossy: whether the others keep their rate and lose no \
                  more than it does, the isolation a lossy broadcast promises."
             }
-            Family::Pairs => {
-                "1, 2 or 4 independent sender-receiver pairs of one library at once, each on channels of its \
-                 own: every pair's rate together, the worst pair's, and (round trips) the worst pair's p50. \
-                 With more processes than cores (*) the pairs share them; on a machine with a core per process \
-                 the total would grow with the pairs unless the library shares something between them."
-            }
-            Family::FanoutLatency => {
-                "A publisher on a fixed schedule (10 k messages a second) and 1 to 32 subscribers, lossless: \
-                 each subscriber times each message from its due time; the p50 and p99 are over every \
-                 subscriber's messages together (each subscriber's own p50 and p99 are in the results file)."
-            }
-            Family::Queues => {
-                "Producers and consumers, each message to exactly one consumer (1 × 1 and 4 × 4): every \
-                 consumer's messages per second together."
-            }
-            Family::Services => {
-                "Clients send a request and wait for its reply before the next (1 × 1, 4 clients × 1 server, \
-                 4 × 4, the servers sharing the requests): every client's calls per second together, and the \
-                 p50 of a call."
-            }
-            Family::Batches => {
-                "Streams and lossless broadcasts whose every send and receive call moves a batch of 16 or 64 \
-                 messages, for the libraries that have batch calls."
-            }
-            Family::Latency => {
-                "A sender on a fixed schedule (1 k, 100 k or 1 M messages a second), as applications send: \
-                 each message's one-way latency from its due time, as a whole spectrum. At 1 k/s the waiting \
-                 mode is a sleeping receiver."
-            }
             Family::Connect => {
                 "A fresh sender process opens its endpoint and sends one message to a receiver already \
                  there: the time from its first call to the message's arrival (p50 and greatest), a new \
                  process each time."
             }
             Family::Loans => super::loans::LOANS,
+            _ => "",
         }
     }
+}
+
+/// A latency case's rate.
+fn rate_of(c: &Case) -> Option<u64> {
+    match c.pace {
+        Pace::Rate(r) => Some(r),
+        Pace::Free | Pace::Connect => None,
+    }
+}
+
+/// A broadcast's subscribers.
+fn subscribers_of(c: &Case) -> Option<u64> {
+    match c.shape {
+        Shape::Broadcast { subscribers, .. } => Some(subscribers as u64),
+        _ => None,
+    }
+}
+
+/// A work queue's producers and consumers, a service's clients and servers.
+fn sides_of(c: &Case) -> Option<(usize, usize)> {
+    match c.shape {
+        Shape::Queue { producers, consumers } => Some((producers, consumers)),
+        Shape::Service { clients, servers } => Some((clients, servers)),
+        _ => None,
+    }
+}
+
+/// The distinct values `of` gives over `cases`, least first.
+fn distinct<T: Ord>(cases: &[&Case], of: impl Fn(&Case) -> Option<T>) -> Vec<T> {
+    let mut values: Vec<T> = cases.iter().filter_map(|&c| of(c)).collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
+/// `a`, `a or b`, `a, b or c` (`last` is the word before the last).
+fn listed(words: &[String], last: &str) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., end] => format!("{} {last} {end}", rest.join(", ")),
+    }
+}
+
+/// Counts as a text: `4`, `1, 2 or 4`, and a longer run by its ends, `1 to 32`.
+fn counts(values: &[u64]) -> String {
+    match values {
+        [first, .., end] if values.len() > 3 => format!("{first} to {end}"),
+        _ => listed(&values.iter().map(u64::to_string).collect::<Vec<_>>(), "or"),
+    }
+}
+
+/// Counts of a thing: `1 subscriber`, `1 to 32 subscribers`.
+fn many(values: &[u64], noun: &str) -> String {
+    let plural = if matches!(values, [1]) { "" } else { "s" };
+    format!("{} {noun}{plural}", counts(values))
+}
+
+/// A rate as the texts say it: `1 k`, `300 k`, `10 M`, `2500`.
+fn rate_words(rate: u64) -> String {
+    let label = crate::matrix::rate_label(rate);
+    for unit in ["k", "M"] {
+        if let Some(n) = label.strip_suffix(unit) {
+            return format!("{n} {unit}");
+        }
+    }
+    label
 }
 
 /// One row: a figure of one case, every column's value of it.
@@ -218,30 +321,35 @@ pub fn step_labels() -> Vec<String> {
 }
 
 /// The unit a row's values are written in, and its divisor: the largest in which the row's
-/// middle value is at least 0.5 (so that most figures read as a few digits).
-fn unit(time: bool, middle: f64, calls: bool) -> (&'static str, f64) {
-    match (time, middle) {
-        (true, m) if m >= 0.5e6 => ("ms", 1e6),
-        (true, m) if m >= 0.5e3 => ("µs", 1e3),
-        (true, _) => ("ns", 1.0),
-        (false, m) if m >= 0.5e6 => (if calls { "M calls/s" } else { "M msg/s" }, 1e6),
-        (false, m) if m >= 0.5e3 => (if calls { "k calls/s" } else { "k msg/s" }, 1e3),
-        (false, _) => (if calls { "calls/s" } else { "msg/s" }, 1.0),
+/// middle value is at least 0.5 (so that most figures read as a few digits), stepped down while
+/// its least value would read below 0.001 there (`0.000377` ms reads `0.377` µs).
+fn unit(time: bool, (middle, least): (f64, f64), calls: bool) -> (&'static str, f64) {
+    let units: [(&'static str, f64); 3] = match (time, calls) {
+        (true, _) => [("ns", 1.0), ("µs", 1e3), ("ms", 1e6)],
+        (false, true) => [("calls/s", 1.0), ("k calls/s", 1e3), ("M calls/s", 1e6)],
+        (false, false) => [("msg/s", 1.0), ("k msg/s", 1e3), ("M msg/s", 1e6)],
+    };
+    let mut i = units.iter().rposition(|(_, d)| middle >= 0.5 * d).unwrap_or(0);
+    while i > 0 && least / units[i].1 < 0.001 {
+        i -= 1;
     }
+    units[i]
 }
 
-/// A value in its row's unit; a time ten thousand times the row's unit or more (a latency that
-/// fell seconds behind) in its own larger unit, named, so that it still reads in three digits.
+/// A value in its row's unit; one ten thousand times the row's unit or more (a latency that fell
+/// seconds behind, a rate far above the row's least) in its own larger unit, named, so that every
+/// value reads in at most four digits.
 fn value_text(v: f64, divisor: f64, time: bool) -> String {
-    if !time || v / divisor < 1e4 {
+    // Rounded as it reads: 9999.7 would read 10000.
+    if (v / divisor).round() < 1e4 {
         return three_digits(v / divisor);
     }
-    let (name, d) = [("µs", 1e3), ("ms", 1e6), ("s", 1e9)]
-        .into_iter()
-        .rev()
-        .find(|(_, d)| v >= *d)
-        .unwrap_or(("ns", 1.0));
-    format!("{} {name}", three_digits(v / d))
+    let larger: &[(&str, f64)] =
+        if time { &[("µs", 1e3), ("ms", 1e6), ("s", 1e9)] } else { &[("k", 1e3), ("M", 1e6), ("G", 1e9)] };
+    match larger.iter().rev().find(|(_, d)| v >= *d) {
+        Some((name, d)) => format!("{} {name}", three_digits(v / d)),
+        None => three_digits(v / divisor),
+    }
 }
 
 /// The family table of every case of the view in `family`, a column per view column.
@@ -277,10 +385,11 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure
     };
     let values: Vec<f64> = view.columns.iter().filter_map(|(lib, s)| value(lib, *s).map(|x| x.0)).collect();
     let time = !m.higher_is_better();
+    let least = values.iter().copied().reduce(f64::min).unwrap_or(0.0);
     let (unit, divisor) = if share {
         ("%", 0.01)
     } else {
-        unit(time, crate::noise::middle(values).unwrap_or(0.0), pattern == Pattern::Service)
+        unit(time, (crate::noise::middle(values).unwrap_or(0.0), least), pattern == Pattern::Service)
     };
     // The best of each machine: the least time, the greatest rate.
     // The row's values on one machine: what each cell's ratio to the best is taken over.
@@ -396,6 +505,54 @@ mod tests {
             assert!(b.notes[note - 1].starts_with(&format!("{lib}: ")), "{}", b.notes[note - 1]);
         }
         assert!(b.has_mark("*"), "the 4-subscriber cases are oversubscribed on 2 cores");
+    }
+
+    /// The latency table of a file that ran eight rates: rows in the order of the rates, no
+    /// value that leads with 0.000 (a row whose least value would is written in a smaller unit),
+    /// and the text under it names the eight rates.
+    #[test]
+    fn a_latency_table_reads_its_rates_in_order_in_units_that_fit() {
+        let source = Source::committed(crate::report::readme::REFERENCE);
+        let view = View::new(std::slice::from_ref(&source), Path::new(""));
+        let t = table(&view, Family::Latency);
+        let mut cases: Vec<&str> = t.rows.iter().map(|r| r.case.as_str()).collect();
+        cases.dedup();
+        let rates = ["1k", "3k", "10k", "100k", "300k", "1M", "3M", "10M"];
+        assert_eq!(cases, rates.map(|r| format!("latency/{r}/16B")));
+        for row in &t.rows {
+            for c in &row.cells {
+                if let Cell::Value { text, .. } = c {
+                    assert!(!text.starts_with("0.000"), "{} {}: {text}", row.case, row.figure);
+                    let number = text.split(' ').next().unwrap();
+                    let digits = number.chars().filter(char::is_ascii_digit).skip_while(|d| *d == '0');
+                    assert!(digits.count() <= 4, "{} {}: {text}", row.case, row.figure);
+                }
+            }
+        }
+        let method = Family::Latency.method(&view);
+        let rates = "(1 k, 3 k, 10 k, 100 k, 300 k, 1 M, 3 M or 10 M messages a second)";
+        assert!(method.starts_with(&format!("A sender on a fixed schedule {rates}")), "{method}");
+        // A file of three rates and broadcasts to 1 and 4 subscribers says those.
+        let source = Source::committed("run-2026-12-02T01-50-18Z");
+        let view = View::new(std::slice::from_ref(&source), Path::new(""));
+        assert!(Family::Latency.method(&view).contains("(1 k, 100 k or 1 M messages a second)"));
+        assert!(Family::Broadcasts.method(&view).starts_with("One publisher and 1 or 4 subscribers,"));
+        assert!(Family::Queues.method(&view).contains("(1 × 1 and 4 × 4)"));
+        assert!(Family::Batches.method(&view).contains("a batch of 16 or 64 messages"));
+    }
+
+    /// A row's unit is the largest its middle value reads at least 0.5 in, stepped down while its
+    /// least value would read below 0.001; a value far above the row's unit names its own.
+    #[test]
+    fn a_rows_unit_fits_its_least_value() {
+        assert_eq!(unit(true, (365e6, 161.0), false), ("µs", 1e3));
+        assert_eq!(unit(true, (365e6, 2e6), false), ("ms", 1e6));
+        assert_eq!(unit(true, (0.2, 0.1), false), ("ns", 1.0));
+        assert_eq!(unit(false, (1.17e6, 21_974.0), false), ("M msg/s", 1e6));
+        assert_eq!(unit(false, (1.17e6, 500.0), true), ("k calls/s", 1e3));
+        assert_eq!(value_text(2.26e6, 1.0, false), "2.26 M");
+        assert_eq!(value_text(793.25e6, 1e3, true), "793 ms");
+        assert_eq!(value_text(161.0, 1e3, true), "0.161");
     }
 
     #[test]

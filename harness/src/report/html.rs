@@ -27,14 +27,14 @@ fn cell(c: &Cell) -> String {
             format!("<b>{}</b>{}", esc(text), esc(marks))
         }
         Cell::Figure { text, rank: Some(Rank::Level), marks } => {
-            esc(&format!("{} {text}{marks}", model::LEVEL))
+            esc(&format!("{}\u{a0}{text}{marks}", model::LEVEL))
         }
         Cell::Figure { text, marks, .. } => esc(&format!("{text}{marks}")),
         Cell::Value { text, rank: Some(Rank::Fastest), marks, .. } => {
             format!("<b>{}</b>{}", esc(text), esc(marks))
         }
         Cell::Value { text, rank: Some(Rank::Level), marks, .. } => {
-            esc(&format!("{} {text}{marks}", model::LEVEL))
+            esc(&format!("{}\u{a0}{text}{marks}", model::LEVEL))
         }
         Cell::Value { text, marks, .. } => esc(&format!("{text}{marks}")),
         Cell::Dash { note } => format!("—<sup>{note}</sup>"),
@@ -47,9 +47,10 @@ fn cell(c: &Cell) -> String {
     }
 }
 
-/// A plain table: its first column the rows' labels.
+/// A plain table: its first column the rows' labels. A table wider than the page scrolls in a
+/// box of its own, so the page never scrolls sideways (plain tables have no hover text to clip).
 fn table(t: &Table) -> String {
-    let mut out = String::from("<table class=\"plain\"><thead><tr>");
+    let mut out = String::from("<div class=\"wide\"><table class=\"plain\"><thead><tr>");
     for h in &t.header {
         out.push_str(&format!("<th>{}</th>", esc(h)));
     }
@@ -62,7 +63,7 @@ fn table(t: &Table) -> String {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
     out
 }
 
@@ -85,7 +86,7 @@ fn tip(view: &View, r: &CaseResult, source: usize) -> String {
             model::value_text(s.figure, s.max)
         ));
     }
-    if let Some(x) = floor::floors(view, source).and_then(|f| floor::multiple(&f, r)) {
+    if let Some(x) = floor::floors(view, source).and_then(|f| floor::shown(&f, r)) {
         t.push_str(&format!("p50 over the machine's floor: {}\n", floor::multiple_text(x)));
     }
     if let Some(p) = &r.placement {
@@ -159,7 +160,7 @@ body{background:var(--bg);color:var(--fg);font-family:DejaVu Sans,Helvetica,Aria
 h2{margin-top:40px;border-bottom:1px solid var(--line);padding-bottom:4px}nav a{margin-right:12px}a{color:inherit}\
 table{border-collapse:collapse;margin:10px 0;font-size:13px}th,td{border:1px solid var(--line);padding:3px 7px;vertical-align:top}\
 thead th{background:var(--head);position:sticky;top:0;z-index:2}tbody th{text-align:left;font-weight:normal;white-space:nowrap}\
-table.family td{text-align:right;white-space:nowrap}table.family tr.first>*{border-top:2px solid var(--muted)}th.unit{color:var(--muted)}\
+table.family td{text-align:right}table.family tr.first>*{border-top:2px solid var(--muted)}th.unit{color:var(--muted)}\
 td[tabindex]{position:relative;cursor:help}td[tabindex]:focus{outline:2px solid #e66100}\
 .tip{display:none;position:absolute;z-index:5;left:0;top:100%;width:34em;white-space:pre-wrap;text-align:left;font-weight:normal;\
 background:var(--tip);color:var(--fg);border:1px solid var(--line);padding:6px 8px;font-size:12px;box-shadow:0 2px 8px #0004}\
@@ -169,7 +170,7 @@ td.r>.tip{left:auto;right:0}td:hover>.tip,td:focus>.tip{display:block}\
 td.dash,td.fail{color:var(--muted);text-align:center}td.fail{color:#d7301f;font-weight:bold}\
 .sw{display:inline-block;padding:1px 7px;margin:0 3px}.legend,.note,.method{font-size:13px;color:var(--muted)}.method{color:var(--fg)}\
 .chart{background:#fff;border-radius:6px;padding:4px;margin:10px 0}.chart svg{max-width:100%;height:auto}\
-dt{font-weight:bold;margin-top:12px}dd{margin:4px 0 0 0}\
+.wide{overflow-x:auto;max-width:100%}p,li,dd{overflow-wrap:anywhere}dt{font-weight:bold;margin-top:12px}dd{margin:4px 0 0 0}\
 @media print{body{margin:0;max-width:none}nav,.tip{display:none!important}thead th{position:static}.chart,table{break-inside:avoid}\
 *{print-color-adjust:exact;-webkit-print-color-adjust:exact}}";
 

@@ -8,7 +8,6 @@ use std::path::Path;
 
 use anyhow::Result;
 use ipcbench_api::Transfer;
-use plotters::prelude::SeriesLabelPosition;
 
 use super::View;
 use super::model::{self, Cell, Table};
@@ -94,23 +93,25 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     type Value = fn(&CaseResult) -> Option<f64>;
     let stream: Value = |r| Some(r.median?.msgs_per_s / 1e6);
     let round_trip: Value = |r| Some(r.median?.p50_ns? / 1e3);
+    // Each kind: its pattern, panel title, axis words, whether a time, and its figure.
     let kinds = [
-        (Pattern::Stream, "Stream rate", "M msg/s", SeriesLabelPosition::LowerLeft, stream),
-        (Pattern::StreamRtt, "Round trip p50", "µs", SeriesLabelPosition::UpperLeft, round_trip),
+        (Pattern::Stream, "Stream rate", "M msg/s", false, stream),
+        (Pattern::StreamRtt, "Round trip p50", "p50", true, round_trip),
     ];
     let panels: Vec<Panel> = kinds
         .into_iter()
         .filter(|k| sizes::sizes(view, k.0, Transfer::Loan).len() >= 2)
-        .map(|(pattern, title, unit, legend, value)| {
+        .map(|(pattern, title, unit, time, value)| {
             let dashed = sizes::lines(view, (pattern, Transfer::Loan), " loan", value);
             // Each library with a loan line has its copy beside it; no other library's copy.
-            let lent =
-                |label: &str| dashed.iter().any(|d| d.0.strip_suffix(" loan") == label.strip_suffix(" copy"));
+            let lent = |label: &str| {
+                dashed.iter().any(|d| d.label.strip_suffix(" loan") == label.strip_suffix(" copy"))
+            };
             let lines = sizes::lines(view, (pattern, Transfer::Copy), " copy", value)
                 .into_iter()
-                .filter(|l| lent(&l.0))
+                .filter(|l| lent(&l.label))
                 .collect();
-            Panel { title, unit, legend, lines, dashed, floor: None }
+            Panel { title, unit, time, lines, dashed, floor: None }
         })
         .collect();
     if panels.is_empty() {
@@ -121,7 +122,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         title: format!("{}: in place against copied", Family::Loans.title()),
         place: Place::Family(Family::Loans),
     };
-    let subtitle = "each library copied (solid) and in its own memory (dashed), its better receive mode; both axes \
-                    logarithmic";
+    let subtitle = "each library copied (solid, filled marks) and in its own memory (dashed, hollow marks), its \
+                    better receive mode; both axes logarithmic";
     sizes::draw_panels(dir, chart, subtitle, &panels).map(Some)
 }

@@ -66,6 +66,9 @@ fn family_table(t: &FamilyTable) -> String {
 #[derive(Default)]
 pub struct Markdown {
     pub root: Option<String>,
+    /// The page whose sections the links go to, from the page pasted in (`RESULTS.md`); none:
+    /// the report's own `report.md` under `root`, or this page when there is no root.
+    pub sections_in: Option<String>,
 }
 
 /// The anchor a Markdown renderer (GitHub's) gives a heading: lower case, punctuation dropped,
@@ -85,9 +88,10 @@ impl Markdown {
     }
 
     fn link(&self, title: &str) -> String {
-        match &self.root {
-            Some(root) => format!("{root}report.md#{}", anchor(title)),
-            None => format!("#{}", anchor(title)),
+        match (&self.sections_in, &self.root) {
+            (Some(page), _) => format!("{page}#{}", anchor(title)),
+            (None, Some(root)) => format!("{root}report.md#{}", anchor(title)),
+            (None, None) => format!("#{}", anchor(title)),
         }
     }
 }

@@ -44,9 +44,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 pub use faq::Subject;
-use ipcbench_api::Kind;
+use ipcbench_api::{Kind, Shape};
 
-use crate::matrix::{self, Case, Pattern};
+use crate::matrix::{self, Case, Pace, Pattern};
 use crate::results::shows::Gathered;
 use crate::results::{self, CaseResult, Document, LibraryRecord};
 
@@ -84,8 +84,15 @@ impl Source {
     /// A committed results file (`results/<name>.json`), for the tests.
     #[cfg(test)]
     pub fn committed(name: &str) -> Source {
-        let path = PathBuf::from(format!("results/{name}.json"));
-        let doc = results::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(&path)).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        // In results/, or a run kept as the tests' data; plain, or compressed when large.
+        let path = ["results", "harness/tests/data"]
+            .into_iter()
+            .flat_map(|dir| [format!("{dir}/{name}.json"), format!("{dir}/{name}.json.gz")])
+            .map(PathBuf::from)
+            .find(|p| root.join(p).is_file())
+            .unwrap_or_else(|| panic!("no committed results file {name}"));
+        let doc = results::load(&root.join(&path)).unwrap();
         Source::new(doc, path)
     }
 }
@@ -144,8 +151,12 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subjec
 /// The results of every source, arranged as the tables show them.
 pub struct View<'a> {
     pub sources: &'a [Source],
-    /// Case names in the order of the first file that has each.
+    /// Case names in the tables' order (`ordered`): each group of cases alike but for their
+    /// numbers where the first file that has one puts it, and within a group by the numbers.
     pub cases: Vec<String>,
+    /// Each of `cases` as the matrix has it (none for a name it no longer knows): parsed once
+    /// here, since a lookup by name reads the matrix's file again.
+    parsed: Vec<Option<Case>>,
     /// Library ids in the order of the first file that has each.
     pub libraries: Vec<String>,
     /// One column per library and machine: (library, source index).
@@ -156,12 +167,12 @@ pub struct View<'a> {
 
 impl<'a> View<'a> {
     pub fn new(sources: &'a [Source], out: &Path) -> View<'a> {
-        let mut cases: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         let mut libraries: Vec<String> = Vec::new();
         for s in sources {
             for r in &s.doc.results {
-                if !cases.contains(&r.case) {
-                    cases.push(r.case.clone());
+                if !names.contains(&r.case) {
+                    names.push(r.case.clone());
                 }
             }
             for l in &s.doc.libraries {
@@ -178,7 +189,13 @@ impl<'a> View<'a> {
                     .map(move |i| (l.clone(), i))
             })
             .collect();
-        View { sources, cases, libraries, columns, out: out.to_path_buf() }
+        let (cases, parsed): (Vec<String>, Vec<Option<Case>>) = ordered(names).into_iter().unzip();
+        View { sources, cases, parsed, libraries, columns, out: out.to_path_buf() }
+    }
+
+    /// A case of the view as the matrix has it.
+    pub fn case(&self, name: &str) -> Option<&Case> {
+        self.cases.iter().position(|c| c == name).and_then(|i| self.parsed[i].as_ref())
     }
 
     pub fn result(&self, case: &str, library: &str, source: usize) -> Option<&'a CaseResult> {
@@ -214,10 +231,7 @@ impl<'a> View<'a> {
 
     /// The view's cases of one pattern, batch cases aside, in the view's order.
     pub fn cases_of(&self, pattern: Pattern) -> impl Iterator<Item = Case> + '_ {
-        self.cases
-            .iter()
-            .filter_map(|name| matrix::find(name).ok())
-            .filter(move |c| c.pattern() == pattern && c.batch == 1)
+        self.parsed.iter().flatten().filter(move |c| c.pattern() == pattern && c.batch == 1).cloned()
     }
 
     /// A case's pattern, as its results record it.
@@ -242,9 +256,140 @@ impl<'a> View<'a> {
     }
 }
 
+/// The view's cases in the tables' order: each group (`group`) where its first case first
+/// appeared, and within a group by their numbers (`numbers`), so that rates, counts and sizes
+/// read in their order, not in the order runs added them (a file that added `latency/3k/16B`
+/// after `latency/1M/16B` still reads 1k, 3k, ... 1M). A name the matrix no longer knows keeps
+/// its place, ahead of its group's known ones.
+fn ordered(names: Vec<String>) -> Vec<(String, Option<Case>)> {
+    let all = matrix::matrix();
+    let mut groups: Vec<String> = Vec::new();
+    // (its group's place, its numbers, its name, the case)
+    type Keyed = (usize, Option<[u64; 6]>, String, Option<Case>);
+    let mut keyed: Vec<Keyed> = Vec::new();
+    for name in names {
+        let g = group(&name);
+        let at = match groups.iter().position(|x| *x == g) {
+            Some(i) => i,
+            None => {
+                groups.push(g);
+                groups.len() - 1
+            }
+        };
+        // The built-in cases by name; the open families' (any rate, count or size) by parsing.
+        let case = all.iter().find(|c| c.name == name).cloned().or_else(|| matrix::named(&name));
+        keyed.push((at, case.as_ref().map(numbers), name, case));
+    }
+    keyed.sort_by_key(|k| (k.0, k.1));
+    keyed.into_iter().map(|(_, _, name, case)| (name, case)).collect()
+}
+
+/// The group a case is of: its name with each number and the unit or word after it (`16B`,
+/// `1k`, `4sub`, the `16` of `x16`) as `#`, so that `latency/1k/16B` and `latency/10M/1KiB` are
+/// one group and `broadcast/lossless/4sub/16B` and `broadcast/lossless/4sub-1slow/16B` two.
+fn group(name: &str) -> String {
+    let mut out = String::new();
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+            continue;
+        }
+        while chars.next_if(char::is_ascii_digit).is_some() {}
+        while chars.next_if(char::is_ascii_alphabetic).is_some() {}
+        out.push('#');
+    }
+    out
+}
+
+/// A case's numbers in the order its group is sorted by: its rate, its pairs, its subscribers
+/// (producers, clients), its slow subscribers (consumers, servers), its size, its batch.
+fn numbers(c: &Case) -> [u64; 6] {
+    let rate = match c.pace {
+        Pace::Rate(r) => r,
+        Pace::Free | Pace::Connect => 0,
+    };
+    let (first, second) = match c.shape {
+        Shape::Broadcast { subscribers, .. } => (subscribers, c.slow),
+        Shape::Queue { producers, consumers } => (producers, consumers),
+        Shape::Service { clients, servers } => (clients, servers),
+        Shape::Stream | Shape::RoundTrip => (0, 0),
+    };
+    let counts = [c.pairs.unwrap_or(0), first, second, c.size, c.batch].map(|n| n as u64);
+    [rate, counts[0], counts[1], counts[2], counts[3], counts[4]]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cases read in the order of their numbers, each group where its first case appeared: the
+    /// latency rates a file added in two runs (1k, 100k, 1M, then 3k, 10k, 300k, 3M, 10M) in
+    /// one order, a size added later beside its group's others.
+    #[test]
+    fn cases_are_ordered_by_their_numbers_within_their_group() {
+        let names = [
+            "stream/16B",
+            "stream/1KiB",
+            "stream-rtt/16B",
+            "latency/1k/16B",
+            "latency/100k/16B",
+            "latency/1M/16B",
+            "broadcast/lossless/4sub/16B",
+            "broadcast/lossless/4sub-1slow/16B",
+            "broadcast/lossless/1sub/1KiB",
+            "latency/3k/16B",
+            "latency/10k/16B",
+            "latency/300k/16B",
+            "latency/3M/16B",
+            "latency/10M/16B",
+            "stream/64KiB",
+            "queue/4x4/16B",
+            "queue/1x1/16B",
+            "batch/stream/16B/x64",
+            "batch/stream/16B/x16",
+            "pairs/4/stream/16B",
+            "pairs/1/stream/16B",
+            "no-such/case",
+        ];
+        let order: Vec<String> = ordered(names.map(String::from).to_vec()).into_iter().map(|c| c.0).collect();
+        assert_eq!(
+            order,
+            [
+                "stream/16B",
+                "stream/1KiB",
+                "stream/64KiB",
+                "stream-rtt/16B",
+                "latency/1k/16B",
+                "latency/3k/16B",
+                "latency/10k/16B",
+                "latency/100k/16B",
+                "latency/300k/16B",
+                "latency/1M/16B",
+                "latency/3M/16B",
+                "latency/10M/16B",
+                "broadcast/lossless/1sub/1KiB",
+                "broadcast/lossless/4sub/16B",
+                "broadcast/lossless/4sub-1slow/16B",
+                "queue/1x1/16B",
+                "queue/4x4/16B",
+                "batch/stream/16B/x16",
+                "batch/stream/16B/x64",
+                "pairs/1/stream/16B",
+                "pairs/4/stream/16B",
+                "no-such/case",
+            ]
+        );
+        assert_eq!(group("broadcast/lossless/4sub-1slow/16B"), "broadcast/lossless/#-#/#");
+        assert_eq!(group("batch/stream/16B/x16"), "batch/stream/#/x#");
+        // A committed file's view: its latency cases in the order of their rates.
+        let source = Source::committed(crate::report::readme::REFERENCE);
+        let view = View::new(std::slice::from_ref(&source), Path::new(""));
+        let rates: Vec<&str> =
+            view.cases.iter().filter_map(|c| c.strip_prefix("latency/")?.strip_suffix("/16B")).collect();
+        assert_eq!(rates, ["1k", "3k", "10k", "100k", "300k", "1M", "3M", "10M"]);
+        assert_eq!(view.case("latency/3k/16B").map(|c| c.pace), Some(Pace::Rate(3_000)));
+    }
 
     /// Every committed report regenerates from its JSON alone as it was committed: the tables
     /// and the CSV are a function of the results file.
@@ -258,9 +403,10 @@ mod tests {
                 continue;
             }
             let name = folder.file_name().unwrap().to_str().unwrap().to_string();
-            let doc = results::load(&root.join(format!("results/{name}.json"))).unwrap();
-            // Named as `ipcbench run` named it, relative to the project.
-            let sources = [Source::new(doc, PathBuf::from(format!("results/{name}.json")))];
+            // Named as committed, relative to the project: plain, or kept compressed.
+            let plain = format!("results/{name}.json");
+            let file = if root.join(&plain).is_file() { plain } else { format!("{plain}.gz") };
+            let sources = [Source::new(results::load(&root.join(&file)).unwrap(), PathBuf::from(file))];
             let out =
                 std::env::temp_dir().join(format!("ipcbench-report-test-{}-{name}", std::process::id()));
             // As `ipcbench run` and `report` build it: of the default subject.
@@ -278,7 +424,7 @@ mod tests {
             let _ = std::fs::remove_dir_all(&out);
             seen += 1;
         }
-        assert!(seen >= 2, "the committed reports: {seen}");
+        assert!(seen >= 1, "the committed reports: {seen}");
     }
 
     /// The page of the reference run parses as XML (so as HTML, strictly), opens with the chart
@@ -287,7 +433,7 @@ mod tests {
     #[test]
     fn the_page_parses_and_holds_every_chart_and_table() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let name = "results/run-2026-12-02T01-50-18Z.json";
+        let name = "harness/tests/data/run-2026-12-02T01-50-18Z.json.gz";
         let sources = [Source::new(results::load(&root.join(name)).unwrap(), PathBuf::from(name))];
         let out = std::env::temp_dir().join(format!("ipcbench-page-test-{}", std::process::id()));
         let libs = &sources[0].doc.libraries;

@@ -332,9 +332,7 @@ mod tests {
     /// ranked, the dashes numbered once per reason, the marks from the results.
     #[test]
     fn the_case_table_of_a_committed_run() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/run-2026-12-02T01-50-18Z.json");
-        let sources = [super::super::Source::new(crate::results::load(&path).unwrap(), path.clone())];
+        let sources = [super::super::Source::committed("run-2026-12-02T01-50-18Z")];
         let view = View::new(&sources, std::path::Path::new("unused"));
         let t = case_table(&view);
         assert_eq!(t.header.len(), 1 + view.libraries.len());

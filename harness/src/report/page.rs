@@ -100,7 +100,7 @@ fn section(id: &'static str, title: &'static str, blocks: Vec<Block>) -> Section
     Section { id, title, blocks: blocks.into_iter().filter(|b| !empty(b)).collect() }
 }
 
-/// The report's page: a first look (the chart placing every library and five sentences), where
+/// The report's page: a first look (the chart placing every library and six sentences), where
 /// each library stands, a section per case family present, then sizes (when the files have
 /// several), receive modes, cost, capabilities, buffers, floors, machines, versions and the
 /// comparison page's claims beside this run's, and questions.
@@ -135,8 +135,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         }
         // The reasons are a block of their own: the table keeps none beside them.
         let reasons = Block::Reasons(std::mem::take(&mut t.notes));
-        let mut blocks =
-            vec![at(Place::Family(f)), Block::Family(t), Block::Method(f.method().into()), reasons];
+        let mut blocks = vec![at(Place::Family(f)), Block::Family(t), Block::Method(f.method(view)), reasons];
         if charts.iter().any(|c| c.place == Place::Scaling(f)) {
             blocks.extend([Block::Note(scaling::SCALING.into()), at(Place::Scaling(f))]);
         }
@@ -197,11 +196,14 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
     ));
     let mut floors = vec![Block::Note(floor::FLOORS.into())];
     floors.extend(floor::drift(view).into_iter().map(Block::Note));
-    floors.push(if floor::recorded(view) {
-        Block::Table(floor::table(view))
+    if floor::recorded(view) {
+        // The notes its cells cite (why a waiting figure is below its floor), under it.
+        let mut t = floor::table(view);
+        let reasons = Block::Reasons(std::mem::take(&mut t.notes));
+        floors.extend([Block::Table(t), reasons]);
     } else {
-        Block::Note(floor::NO_FLOORS.into())
-    });
+        floors.push(Block::Note(floor::NO_FLOORS.into()));
+    }
     sections.push(section("floors", "Against the machine's floors", floors));
     sections.push(section(
         "machines",

@@ -1,25 +1,34 @@
-//! The README's results, written by the report: a block of a Markdown file between
+//! The README's and RESULTS.md's results, written by the report: a block of a Markdown file
+//! between
 //!
 //! ```text
-//! <!-- ipcbench report results/run-<time>.json: <section> -->
+//! <!-- ipcbench report results/run-<time>.json.gz: <section> -->
 //! ...
 //! <!-- end of ipcbench report -->
 //! ```
 //!
-//! holds that section of the file's report as `report.md` has it, less its heading, its links
-//! and charts pointing into the report's folder. `ipcbench report <file> --readme README.md`
-//! writes every block that names the file; a test checks the README's blocks against the
-//! committed reference run, so the README's tables are the report's byte for byte.
+//! holds that section of the file's report as `report.md` has it, less its heading, its charts
+//! pointing into the report's folder. Beside the report's sections a block may hold `run` (one
+//! line: which run, when, on what machine, what it holds), `sets` (each named set of cases with
+//! its share of the run's time) or `page` (the whole report under a `run` line and a table of
+//! contents: RESULTS.md). `ipcbench report <file> --readme README.md --readme RESULTS.md` writes
+//! every block that names the file; a test checks the committed files' blocks against the
+//! committed reference run, so their tables are the report's byte for byte.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::markdown::Markdown;
+use super::markdown::{Markdown, anchor};
 use super::page::{Format, Page};
+use crate::results::{Document, Status};
 
-/// The committed reference run whose report the README's results are.
-pub const REFERENCE: &str = "run-2026-12-04T04-10-54Z";
+/// The committed reference run whose report the README's and RESULTS.md's results are.
+pub const REFERENCE: &str = "run-2026-12-05T21-04-33Z";
+
+/// The page that holds the whole comparison, beside the README.
+pub const RESULTS_PAGE: &str = "RESULTS.md";
 
 const OPEN: &str = "<!-- ipcbench report ";
 const END: &str = "<!-- end of ipcbench report -->";
@@ -64,16 +73,123 @@ pub fn blocks(text: &str) -> Result<Vec<Marked>> {
     Ok(out)
 }
 
-/// Each section of a report's page as a README block holds it: `root` is the report's folder
-/// as the README reaches it (`results/run-<time>/`).
-pub fn sections(page: &Page, root: &str) -> Result<Vec<(&'static str, String)>> {
-    let format = Markdown { root: Some(root.to_string()) };
-    page.sections
+/// Where a file's blocks point: `root`, the report's folder from the file (`results/run-<time>/`),
+/// and the page whose sections their links go to (none: the report's own `report.md`).
+pub struct Reach {
+    pub root: String,
+    pub sections_in: Option<String>,
+}
+
+/// Every block a Markdown file may hold of `doc`, the results file it names `name`: each section
+/// of `page`, then `run`, `sets` and `page`.
+pub fn sections(
+    page: &Page,
+    doc: &Document,
+    name: &str,
+    reach: &Reach,
+) -> Result<Vec<(&'static str, String)>> {
+    let format = Markdown { root: Some(reach.root.clone()), sections_in: reach.sections_in.clone() };
+    let mut made = page
+        .sections
         .iter()
         .map(|s| -> Result<(&'static str, String)> {
             Ok((s.id, s.blocks.iter().map(|b| format.block(b)).collect::<Result<String>>()?))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    let run = run_line(doc, name);
+    // The whole page links to its own sections.
+    let here = Markdown { root: Some(reach.root.clone()), sections_in: Some(String::new()) };
+    let contents: String =
+        page.sections.iter().map(|s| format!("- [{}](#{})\n", s.title, anchor(s.title))).collect();
+    let mut whole = format!("{run}\n\n{contents}\n");
+    for s in &page.sections {
+        let body = s.blocks.iter().map(|b| here.block(b)).collect::<Result<String>>()?;
+        whole.push_str(&here.section(s, body));
+    }
+    made.push(("sets", sets_table(doc)));
+    made.push(("run", format!("{run}\n\n")));
+    made.push(("page", whole));
+    Ok(made)
+}
+
+/// `From results/run-<time>.json.gz: 2026-12-04, 04:10 to 05:40 UTC (1 h 29 min), on ...: N
+/// results, ...`: which run a block shows, when, where, and what it holds.
+pub fn run_line(doc: &Document, name: &str) -> String {
+    let m = &doc.machine;
+    let vm = match (&m.hypervisor, &m.container) {
+        (Some(h), Some(c)) => format!(", a {h} guest in a {c} container"),
+        (Some(h), None) => format!(", a {h} guest"),
+        _ => String::new(),
+    };
+    let when = match doc.finished.as_deref() {
+        Some(end) => format!(
+            "{}, {} to {} UTC ({})",
+            &doc.started[..10.min(doc.started.len())],
+            clock(&doc.started),
+            clock(end),
+            elapsed(doc).map_or_else(|| "?".to_string(), |d| crate::format::duration_text(d.as_secs_f64()))
+        ),
+        None => format!("{} (not finished)", doc.started),
+    };
+    let count = |st: Status| doc.results.iter().filter(|r| r.status == st).count();
+    format!(
+        "*From `{name}`: {when}, {} ({} cores of {}{vm}): {} results, {} measured, {} dashes, {} failed.*",
+        m.os,
+        m.cores,
+        m.cpu_model,
+        doc.results.len(),
+        count(Status::Ok),
+        count(Status::Unsupported),
+        count(Status::Failed)
+    )
+}
+
+/// `04:10` of `2026-12-04T04:10:54Z`.
+fn clock(stamp: &str) -> &str {
+    stamp.get(11..16).unwrap_or(stamp)
+}
+
+/// How long the run took, from its start to its end.
+fn elapsed(doc: &Document) -> Option<Duration> {
+    let start = humantime::parse_rfc3339(&doc.started).ok()?;
+    let end = humantime::parse_rfc3339(doc.finished.as_deref()?).ok()?;
+    end.duration_since(start).ok()
+}
+
+/// Each named set of cases, with the trials it took in this run and its share of the run's time
+/// by them: what `scripts/run-matrix.sh @<set>` costs here.
+fn sets_table(doc: &Document) -> String {
+    let trials = |r: &&crate::results::CaseResult| r.run_count();
+    let all: usize = doc.results.iter().map(|r| trials(&r)).sum();
+    let Some(total) = elapsed(doc).filter(|_| all > 0) else {
+        return "This run has no start and end, or no trial, to time its sets by.\n\n".to_string();
+    };
+    let matrix = crate::matrix::matrix();
+    let mut out = String::from(
+        "| set | what it holds | cases | of them in this run | time here |\n|---|---|---|---|---|\n",
+    );
+    for set in crate::matrix::sets() {
+        let Ok(cases) = crate::matrix::select(&matrix, &[format!("@{}", set.name)]) else { continue };
+        let ran: Vec<&crate::results::CaseResult> =
+            doc.results.iter().filter(|r| cases.iter().any(|c| c.name == r.case)).collect();
+        let held = cases.iter().filter(|c| ran.iter().any(|r| r.case == c.name)).count();
+        let share = ran.iter().map(trials).sum::<usize>() as f64 / all as f64;
+        let time =
+            if held == cases.len() { crate::format::about(total.mul_f64(share)) } else { "—".to_string() };
+        let default = if set.name == crate::matrix::DEFAULT_SET { " (no case named)" } else { "" };
+        out.push_str(&format!(
+            "| `@{}`{default} | {} | {} | {held} | {time} |\n",
+            set.name,
+            set.about,
+            cases.len()
+        ));
+    }
+    out.push_str(&format!(
+        "\nEach set's time is its share of this run's {} by the trials its cases took; a set this run did not \
+         hold whole has none.\n\n",
+        crate::format::duration_text(total.as_secs_f64())
+    ));
+    out
 }
 
 /// `text` with every block that names `file` holding its section of `made`; how many it wrote.
@@ -126,13 +242,33 @@ pub fn target(file: &Path, readme: &Path) -> Result<Target> {
     Ok(Target { readme: readme.to_path_buf(), text, base, name })
 }
 
-/// Second step: writes the blocks of `target` from `page`, the report built into `out`; how
-/// many it wrote.
-pub fn update(page: &Page, out: &Path, target: Target) -> Result<usize> {
+impl Target {
+    /// Where its blocks point, the report's folder being `root` from the README's folder: links
+    /// stay on the page when it holds the whole report, go to RESULTS.md beside it when that
+    /// holds it, else to the report's own `report.md`.
+    pub fn reach(&self, root: String) -> Reach {
+        let holds_page = |text: &str| {
+            blocks(text).is_ok_and(|b| b.iter().any(|b| b.file == self.name && b.section == "page"))
+        };
+        let sections_in = if holds_page(&self.text) {
+            Some(String::new())
+        } else {
+            std::fs::read_to_string(self.base.join(RESULTS_PAGE))
+                .ok()
+                .filter(|t| holds_page(t))
+                .map(|_| RESULTS_PAGE.to_string())
+        };
+        Reach { root, sections_in }
+    }
+}
+
+/// Second step: writes the blocks of `target` from `page`, the report of `doc` built into `out`;
+/// how many it wrote.
+pub fn update(page: &Page, doc: &Document, out: &Path, target: Target) -> Result<usize> {
     // The report's folder as the README's own folder reaches it.
     let folder = out.canonicalize()?;
     let root = folder.strip_prefix(&target.base).map_or(folder.clone(), |p| p.to_path_buf());
-    let made = sections(page, &format!("{}/", root.display()))?;
+    let made = sections(page, doc, &target.name, &target.reach(format!("{}/", root.display())))?;
     let (filled, n) = fill(&target.text, &target.name, &made)?;
     std::fs::write(&target.readme, filled).with_context(|| format!("writing {}", target.readme.display()))?;
     Ok(n)
@@ -141,35 +277,185 @@ pub fn update(page: &Page, out: &Path, target: Target) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::page::Page;
     use crate::report::{Source, Subject, build};
 
-    /// The README's results are the reference run's report, byte for byte: every block it holds
-    /// that names the committed reference run is that section as `ipcbench report` writes it,
-    /// and it holds the first look, the standings, the versions and the claims.
+    /// The README's and RESULTS.md's results are the reports of the runs their blocks name, byte
+    /// for byte: every block is that section as `ipcbench report <file> --readme README.md
+    /// --readme RESULTS.md` writes it. The README holds the first look, the standings and the
+    /// sets' times of the reference run; RESULTS.md its whole page; a block of any other run
+    /// comes after a `run` line naming it, its date and its machine.
     #[test]
-    fn the_readme_blocks_are_the_reference_reports() {
+    fn the_readme_and_results_blocks_are_the_reports_of_their_runs() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        let file = format!("results/{REFERENCE}.json");
-        let marked: Vec<Marked> = blocks(&readme).unwrap().into_iter().filter(|b| b.file == file).collect();
-        let named: Vec<&str> = marked.iter().map(|b| b.section.as_str()).collect();
-        for want in ["first-look", "standing", "versions", "claims"] {
-            assert!(named.contains(&want), "README.md has no block of {want} from {file}: {named:?}");
-        }
-        // As `ipcbench report` builds it: of the default subject.
+        let reference = format!("results/{REFERENCE}.json.gz");
+        let wanted = [("README.md", &["run", "first-look", "sets"][..]), (RESULTS_PAGE, &["page"][..])];
         let out = std::env::temp_dir().join(format!("ipcbench-readme-test-{}", std::process::id()));
-        let subject = Subject { id: crate::registry::DEFAULT_SUBJECT, named: false };
-        let built = build(&[Source::committed(REFERENCE)], &out, &[], &subject).unwrap();
-        let _ = std::fs::remove_dir_all(&out);
-        let made = sections(&built.page, &format!("results/{REFERENCE}/")).unwrap();
-        for b in &marked {
-            let (_, body) = made.iter().find(|(id, _)| *id == b.section).unwrap();
-            assert!(
-                readme[b.body.clone()] == *body,
-                "README.md's block {} differs from the report's (`ipcbench report {file} --readme README.md` writes it):\n{body}",
-                b.section
-            );
+        let mut reports: Vec<(String, Source, Page)> = Vec::new();
+        for (page_name, wants) in wanted {
+            let text = std::fs::read_to_string(root.join(page_name)).unwrap();
+            let marked = blocks(&text).unwrap();
+            let named: Vec<&str> =
+                marked.iter().filter(|b| b.file == reference).map(|b| b.section.as_str()).collect();
+            for want in wants {
+                assert!(
+                    named.contains(want),
+                    "{page_name} has no block of {want} from {reference}: {named:?}"
+                );
+            }
+            for b in &marked {
+                if b.file != reference {
+                    let run = marked.iter().position(|r| r.file == b.file && r.section == "run");
+                    let at = marked.iter().position(|x| x == b);
+                    assert!(
+                        run.is_some_and(|r| Some(r) < at),
+                        "{page_name}: {} {} without its run line first",
+                        b.file,
+                        b.section
+                    );
+                }
+                if !reports.iter().any(|(f, ..)| *f == b.file) {
+                    let source = Source::committed(
+                        b.file.trim_start_matches("results/").split(".json").next().unwrap(),
+                    );
+                    let subject = Subject { id: crate::registry::DEFAULT_SUBJECT, named: false };
+                    let built =
+                        build(&[Source::new(source.doc.clone(), source.path.clone())], &out, &[], &subject)
+                            .unwrap();
+                    reports.push((b.file.clone(), source, built.page));
+                }
+                let (_, source, page) = reports.iter().find(|(f, ..)| *f == b.file).unwrap();
+                let t = target(&root.join(&b.file), &root.join(page_name)).unwrap();
+                let stem = b.file.split(".json").next().unwrap();
+                let made = sections(page, &source.doc, &b.file, &t.reach(format!("{stem}/"))).unwrap();
+                let (_, body) = made.iter().find(|(id, _)| *id == b.section).unwrap();
+                assert!(
+                    text[b.body.clone()] == *body,
+                    "{page_name}'s block {} of {} differs from the report's (`ipcbench report {} --readme {page_name}` writes it):\n{body}",
+                    b.section,
+                    b.file,
+                    b.file
+                );
+            }
         }
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// A run's line names the file, its date, its hours, its machine and its counts; the sets'
+    /// table gives every set, timed only where the run held all of its cases.
+    #[test]
+    fn a_run_line_and_the_sets_table_say_what_the_run_was() {
+        let source = Source::committed(REFERENCE);
+        let line = run_line(&source.doc, "results/x.json.gz");
+        assert!(line.starts_with("*From `results/x.json.gz`: 20"), "{line}");
+        assert!(
+            line.contains(" UTC (") && line.contains(" cores of ") && line.contains(" measured, "),
+            "{line}"
+        );
+        let table = sets_table(&source.doc);
+        for set in crate::matrix::sets() {
+            assert!(table.contains(&format!("| `@{}`", set.name)), "{table}");
+        }
+        assert!(table.contains("| `@page` (no case named) | "), "{table}");
+        let mut unfinished = source.doc.clone();
+        unfinished.finished = None;
+        assert!(sets_table(&unfinished).contains("no start and end"));
+    }
+
+    /// What the units of a figure are, longest first so that `msg/s` is not read as `s`.
+    const UNITS: [&str; 20] = [
+        "M msg/s", "k msg/s", "msg/s", "GB/s", "MB/s", "KiB", "MiB", "cores", "min", "ns", "µs", "us", "ms",
+        "s", "h", "%", "×", "B", "M", "k",
+    ];
+
+    /// `text` less what is not prose: the generated blocks' bodies, code, comments and link
+    /// targets.
+    fn prose_of(text: &str, marked: &[Marked]) -> String {
+        let mut out = String::new();
+        let mut from = 0;
+        for b in marked {
+            out.push_str(&text[from..b.body.start]);
+            from = b.body.end;
+        }
+        out.push_str(&text[from..]);
+        let cut = |text: &str, open: &str, close: &str| -> String {
+            let mut kept = String::new();
+            let mut rest = text;
+            while let Some(i) = rest.find(open) {
+                kept.push_str(&rest[..i]);
+                let after = &rest[i + open.len()..];
+                rest = after.find(close).map_or("", |j| &after[j + close.len()..]);
+                kept.push(' ');
+            }
+            kept.push_str(rest);
+            kept
+        };
+        let out = cut(&out, "```", "```");
+        let out = cut(&out, "<!--", "-->");
+        let out = cut(&out, "`", "`");
+        cut(&out, "](", ")")
+    }
+
+    /// Every figure of `prose`: a number with a unit after it, or a decimal number that is no
+    /// dotted version (`1.4.1`).
+    fn figures(prose: &str) -> Vec<String> {
+        let chars: Vec<char> = prose.chars().collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let starts = chars[i].is_ascii_digit()
+                && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '.'));
+            if !starts {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.' || chars[j] == ',') {
+                j += 1;
+            }
+            while j > i && matches!(chars[j - 1], '.' | ',') {
+                j -= 1;
+            }
+            let number: String = chars[i..j].iter().collect();
+            let rest: String = chars[j..chars.len().min(j + 9)].iter().collect();
+            let spaced = rest.strip_prefix(' ').unwrap_or(&rest);
+            let unit = UNITS.iter().find(|u| {
+                spaced
+                    .strip_prefix(**u)
+                    .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric()))
+            });
+            match unit {
+                Some(u) => {
+                    out.push(format!("{number}{}{u}", if spaced.len() < rest.len() { " " } else { "" }))
+                }
+                None if number.matches('.').count() == 1 => out.push(number.clone()),
+                None => {}
+            }
+            i = j.max(i + 1);
+        }
+        out
+    }
+
+    /// Every figure in the README's prose (outside its generated blocks, code and links) is in
+    /// the report of a run its blocks name: none is typed by hand, none is from an unnamed run.
+    #[test]
+    fn every_figure_in_the_readmes_prose_is_in_a_named_runs_report() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let marked = blocks(&text).unwrap();
+        let mut reports = String::new();
+        for file in marked.iter().map(|b| b.file.as_str()) {
+            let stem = file.split(".json").next().unwrap();
+            // As committed: `every_committed_report_regenerates_identically` holds each to its file.
+            reports.push_str(&std::fs::read_to_string(root.join(stem).join("report.md")).unwrap());
+        }
+        let prose = prose_of(&text, &marked);
+        let loose: Vec<String> =
+            figures(&prose).into_iter().filter(|f| !reports.contains(f.as_str())).collect();
+        assert!(loose.is_empty(), "README.md's prose has figures no named run's report holds: {loose:?}");
+        // The scan itself: it finds figures, and leaves versions, names and code alone.
+        let sample = "Aeron 342 ns, 26.48 M msg/s and 1.50× at 0.3 s; v1.4.1, ring2, x16, 10 here, `99 ns`.";
+        assert_eq!(figures(&prose_of(sample, &[])), ["342 ns", "26.48 M msg/s", "1.50×", "0.3 s"]);
     }
 
     /// The reference run holds every case family, the load curve's rates and the loans, and

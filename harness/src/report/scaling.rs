@@ -1,27 +1,36 @@
 //! Figures against a count: a broadcast's rate and cores busy against its subscribers, pairs'
 //! total against their number, fan-out latency against the subscribers, and fixed-rate latency
 //! against the offered rate (the load curve a library's knee is read from). One chart per group
-//! of cases that differ only in that count, one line per library and receive mode, both axes
-//! logarithmic.
+//! of cases that differ only in that count, one line per library in its better receive mode at
+//! each count, both axes logarithmic, a tick at each count measured. Where more lines would share
+//! a panel than a reader can follow, each library has a small panel of its own, the others faint
+//! behind it.
 
+use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 
 use super::View;
 use super::families::Family;
-use super::plot::{COLORS, Chart, DrawResult, Place, SANS, log_span};
-use crate::matrix::{self, Case, Pace, Pattern, rate_label};
+use super::plot::{
+    Chart, DrawResult, Entry, Place, ROW, SANS, Stroke, Style, column_style, heading, heading_height, legend,
+    legend_width, log_axis, log_span, mark, number_tick, runs, time_tick,
+};
+use crate::matrix::{Case, Pace, Pattern, rate_label};
 use crate::results::{Figures, Measure, Status};
 use ipcbench_api::{RecvMode, Shape};
 
-pub const SCALING: &str = "One line per library and receive mode (waiting solid, polling dashed), both axes \
-logarithmic; a point is the median of that mode's runs.";
+pub const SCALING: &str = "One line per library, in its better receive mode at each count (a filled \
+mark: polling; hollow: waiting), both axes logarithmic; a point is the median of that mode's runs, and a \
+line joins two counts both measured. Where more than eight libraries share a chart, each has a panel of \
+its own, the others faint behind it.";
 
-/// A legend's row, in pixels.
-const LEGEND_ROW: u32 = 16;
+/// The most lines one panel draws; more go in a panel each.
+const SMALL: usize = 8;
 
 /// A group's chart needs this many counts at least.
 const LEAST_POINTS: usize = 3;
@@ -51,36 +60,47 @@ impl Over {
     }
 }
 
-/// A panel: a figure, its title and unit, and the divisor into the unit.
-type Panel = (Measure, &'static str, &'static str, f64);
+/// A panel: a figure, its title, its axis's words and the divisor into its unit (a time's is
+/// µs, its ticks naming their unit).
+#[derive(Clone, Copy)]
+struct Panel {
+    measure: Measure,
+    title: &'static str,
+    unit: &'static str,
+    divisor: f64,
+    time: bool,
+}
 
-const CORES: Panel = (Measure::CoresBusy, "cores busy (every process together)", "cores", 1.0);
+const fn rate(title: &'static str) -> Panel {
+    Panel { measure: Measure::MsgsPerS, title, unit: "M msg/s", divisor: 1e6, time: false }
+}
+
+const fn latency(measure: Measure, title: &'static str, unit: &'static str) -> Panel {
+    Panel { measure, title, unit, divisor: 1e3, time: true }
+}
+
+const CORES: Panel = Panel {
+    measure: Measure::CoresBusy,
+    title: "cores busy (every process together)",
+    unit: "cores",
+    divisor: 1.0,
+    time: false,
+};
+const SLOWEST: Panel = rate("the slowest subscriber's rate");
+const PAIRS: Panel = rate("every pair's rate together");
+const FANOUT_P50: Panel = latency(Measure::P50Ns, "p50 one way, every subscriber", "p50");
+const FANOUT_P99: Panel = latency(Measure::P99Ns, "p99 one way, every subscriber", "p99");
+const P50: Panel = latency(Measure::P50Ns, "p50 one way", "p50");
+const P99: Panel = latency(Measure::P99Ns, "p99 one way", "p99");
+const P999: Panel = latency(Measure::P999Ns, "p99.9 one way", "p99.9");
 
 /// The panels of a pattern's scaling chart, and what they are drawn against.
 fn panels(pattern: Pattern) -> Option<(Over, &'static [Panel])> {
     Some(match pattern {
-        Pattern::Broadcast => (
-            Over::Subscribers,
-            &[(Measure::MsgsPerS, "the slowest subscriber's rate", "M msg/s", 1e6), CORES],
-        ),
-        Pattern::Pairs => {
-            (Over::Pairs, &[(Measure::MsgsPerS, "every pair's rate together", "M msg/s", 1e6), CORES])
-        }
-        Pattern::FanoutLatency => (
-            Over::Subscribers,
-            &[
-                (Measure::P50Ns, "p50 one way, every subscriber", "µs", 1e3),
-                (Measure::P99Ns, "p99 one way, every subscriber", "µs", 1e3),
-            ],
-        ),
-        Pattern::Latency => (
-            Over::Rate,
-            &[
-                (Measure::P50Ns, "p50 one way", "µs", 1e3),
-                (Measure::P99Ns, "p99 one way", "µs", 1e3),
-                (Measure::P999Ns, "p99.9 one way", "µs", 1e3),
-            ],
-        ),
+        Pattern::Broadcast => (Over::Subscribers, &[SLOWEST, CORES]),
+        Pattern::Pairs => (Over::Pairs, &[PAIRS, CORES]),
+        Pattern::FanoutLatency => (Over::Subscribers, &[FANOUT_P50, FANOUT_P99]),
+        Pattern::Latency => (Over::Rate, &[P50, P99, P999]),
         _ => return None,
     })
 }
@@ -109,8 +129,8 @@ type Group = (String, Pattern, Vec<(f64, String)>);
 /// The view's groups of scaling cases with enough counts.
 pub fn groups(view: &View) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
-    for case in view.cases.iter().filter_map(|name| matrix::find(name).ok()) {
-        let Some((group, x)) = placed(&case) else { continue };
+    for case in view.cases.iter().filter_map(|name| view.case(name)) {
+        let Some((group, x)) = placed(case) else { continue };
         match out.iter_mut().find(|g| g.0 == group) {
             Some(g) => g.2.push((x, case.name.clone())),
             None => out.push((group, case.pattern(), vec![(x, case.name.clone())])),
@@ -150,37 +170,31 @@ pub fn sustainable(view: &View) -> Option<Vec<Option<(u64, RecvMode)>>> {
     Some(per_column)
 }
 
-/// A line: its label, colour, whether dashed, and its points.
+/// A library's line: its label and style, its runs (broken where a count has no figure) and
+/// its marks (filled where polling was the better mode).
 struct Line {
     label: String,
-    color: RGBColor,
-    dashed: bool,
-    points: Vec<(f64, f64)>,
+    style: Style,
+    runs: Vec<Vec<(f64, f64)>>,
+    marks: Vec<(f64, f64, bool)>,
 }
 
-/// Each column's and receive mode's line of one figure across a group's cases.
-fn lines(view: &View, cases: &[(f64, String)], (m, _, _, divisor): Panel) -> Vec<Line> {
+/// Each column's line of one figure across a group's cases, each count in its better mode.
+fn lines(view: &View, cases: &[(f64, String)], panel: Panel) -> Vec<Line> {
     let mut out = Vec::new();
-    for (c, col) in view.columns.iter().enumerate() {
-        let lib = view.libraries.iter().position(|l| *l == col.0).unwrap_or(c);
-        for mode in RecvMode::ALL {
-            let points: Vec<(f64, f64)> = cases
-                .iter()
-                .filter_map(|(x, case)| {
-                    let r = view.result(case, &col.0, col.1).filter(|r| r.status == Status::Ok)?;
-                    let f: &Figures = r.modes.iter().find(|md| md.mode == mode)?.median.as_ref()?;
-                    Some((*x, m.get(f).filter(|v| *v > 0.0)? / divisor))
-                })
-                .collect();
-            if !points.is_empty() {
-                let label = format!("{} {mode}", view.column_label(col));
-                out.push(Line {
-                    label,
-                    color: COLORS[lib % COLORS.len()],
-                    dashed: mode == RecvMode::Polling,
-                    points,
-                });
-            }
+    for col in &view.columns {
+        let points: Vec<Option<(f64, f64, bool)>> = cases
+            .iter()
+            .map(|(x, case)| {
+                let r = view.result(case, &col.0, col.1).filter(|r| r.status == Status::Ok)?;
+                let v = panel.measure.get(r.median.as_ref()?).filter(|v| *v > 0.0)?;
+                Some((*x, v / panel.divisor, r.best_mode == Some(RecvMode::Polling)))
+            })
+            .collect();
+        let runs = runs(points.iter().map(|p| p.map(|(x, y, _)| (x, y))));
+        if !runs.is_empty() {
+            let marks = points.into_iter().flatten().collect();
+            out.push(Line { label: view.column_label(col), style: column_style(view, col), runs, marks });
         }
     }
     out
@@ -189,6 +203,38 @@ fn lines(view: &View, cases: &[(f64, String)], (m, _, _, divisor): Panel) -> Vec
 /// The family a scaling chart stands under.
 fn family(pattern: Pattern) -> Family {
     Family::of(crate::results::shows::Gathered::Pattern(pattern))
+}
+
+/// One line per panel's plot, beside its legend; small multiples in a grid of this many across.
+const PLOT_W: u32 = 1000;
+const PANEL_H: u32 = 430;
+const COLUMNS: usize = 5;
+const CELL_W: u32 = 300;
+const CELL_H: u32 = 230;
+const CAPTION: u32 = 34;
+
+/// A panel's height: a plot tall enough for its legend, or a caption over its grid of panels.
+fn panel_height(lines: usize) -> u32 {
+    if lines > SMALL {
+        CAPTION + CELL_H * lines.div_ceil(COLUMNS) as u32
+    } else {
+        PANEL_H.max(80 + ROW as u32 * lines as u32)
+    }
+}
+
+/// A chart's size: as wide as its grid or its plot and widest legend, as tall as its panels.
+fn size(title: &str, panels: &[(Panel, Vec<Line>)]) -> (u32, u32) {
+    let legend = |lines: &[Line]| {
+        let entries: Vec<Entry> =
+            lines.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Solid)).collect();
+        legend_width(&entries).clamp(160, 560) as u32
+    };
+    let w = panels
+        .iter()
+        .map(|(_, l)| if l.len() > SMALL { 60 + CELL_W * COLUMNS as u32 } else { PLOT_W + 20 + legend(l) })
+        .max()
+        .unwrap_or(PLOT_W);
+    (w, heading_height(title, &[SCALING], w) + panels.iter().map(|(_, l)| panel_height(l.len())).sum::<u32>())
 }
 
 /// `scaling-<group>.svg` and `.png` for each group of the view.
@@ -205,9 +251,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         let words: Vec<&str> = group.split(['/', '*']).filter(|w| !w.is_empty()).collect();
         let name = format!("scaling-{}", words.join("-"));
         let (svg, png) = (dir.join(format!("{name}.svg")), dir.join(format!("{name}.png")));
-        // Each panel tall enough for its legend: a row per line.
-        let most = drawn.iter().map(|(_, l)| l.len() as u32).max().unwrap_or(0);
-        let size = (1100, 90 + (80 + LEGEND_ROW * most).max(430) * drawn.len() as u32);
+        let size = size(&title, &drawn);
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, over, &drawn)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         super::plot::png(&png, size, |root| plot(root, &title, over, &drawn))?;
@@ -223,50 +267,153 @@ fn plot<DB: DrawingBackend>(
     panels: &[(Panel, Vec<Line>)],
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
-    let (top, rest) = root.split_vertically(60);
-    top.draw(&Text::new(title.to_string(), (20, 14), (SANS, 20).into_font()))?;
-    top.draw(&Text::new(SCALING.to_string(), (20, 40), (SANS, 13).into_font()))?;
-    let areas = rest.split_evenly((panels.len(), 1));
-    for (((_, panel_title, unit, _), lines), whole) in panels.iter().zip(areas) {
-        let (area, legend) = whole.split_horizontally(830);
-        for (i, line) in lines.iter().enumerate() {
-            let y = 40 + (LEGEND_ROW * i as u32) as i32;
-            let style = ShapeStyle::from(&line.color).stroke_width(2);
-            let stroke = if line.dashed { [(0, y), (7, y)] } else { [(0, y), (18, y)] };
-            legend.draw(&PathElement::new(stroke, style))?;
-            if line.dashed {
-                legend.draw(&PathElement::new([(11, y), (18, y)], style))?;
-            }
-            legend.draw(&Text::new(line.label.clone(), (24, y - 6), (SANS, 11).into_font()))?;
-        }
-        let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-        let (lo, hi) = xs.clone().fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
-        let x = (lo / 1.3)..(hi * 1.3);
-        let y = log_span(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), 1.5);
-        let mut chart = ChartBuilder::on(&area)
-            .margin(16)
-            .caption(*panel_title, (SANS, 17))
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(x.log_scale(), y.log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc(over.desc())
-            .y_desc(*unit)
-            .x_label_formatter(&|v| over.label(*v))
-            .y_label_formatter(&|v| crate::format::three_digits(*v))
-            .label_style((SANS, 13))
-            .axis_desc_style((SANS, 14))
-            .draw()?;
-        for line in lines {
-            let style = ShapeStyle::from(&line.color).stroke_width(2);
-            if line.dashed {
-                chart.draw_series(DashedLineSeries::new(line.points.iter().copied(), 6, 4, style))?;
-            } else {
-                chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
-            }
-            chart.draw_series(line.points.iter().map(|p| Circle::new(*p, 3, line.color.filled())))?;
+    let (top, mut rest) = root.split_vertically(heading_height(title, &[SCALING], root.dim_in_pixel().0));
+    heading(&top, title, &[SCALING])?;
+    for (panel, lines) in panels {
+        let (area, below) = rest.split_vertically(panel_height(lines.len()));
+        rest = below;
+        if lines.len() > SMALL {
+            multiples(&area, over, panel, lines)?;
+        } else {
+            single(&area, over, panel, lines)?;
         }
     }
     root.present()
+}
+
+type Axis = WithKeyPoints<LogCoord<f64>>;
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<Axis, Axis>>;
+
+/// The axes' spans: the counts measured (and a tick at each, `most` at most), and the figure's.
+fn spans(lines: &[Line], most: usize) -> (Range<f64>, Vec<f64>, Range<f64>) {
+    let mut counts: Vec<f64> = lines.iter().flat_map(|l| l.marks.iter().map(|m| m.0)).collect();
+    counts.sort_by(f64::total_cmp);
+    counts.dedup();
+    let ticks = counts.iter().copied().step_by(counts.len().div_ceil(most).max(1)).collect();
+    let (lo, hi) = (counts.first().copied().unwrap_or(1.0), counts.last().copied().unwrap_or(1.0));
+    let y = log_span(lines.iter().flat_map(|l| l.marks.iter().map(|m| m.1)), 1.5);
+    ((lo / 1.3)..(hi * 1.3), ticks, y)
+}
+
+/// A panel's mesh: the counts along, the figure up, in its unit.
+fn mesh<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    over: Over,
+    panel: &Panel,
+    small: bool,
+) -> DrawResult<DB::ErrorType> {
+    let x = |v: &f64| over.label(*v);
+    let y = |v: &f64| if panel.time { time_tick(*v) } else { number_tick(*v) };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_label_formatter(&x).y_label_formatter(&y).label_style((SANS, if small { 11 } else { 13 }));
+    if !small {
+        mesh.x_desc(over.desc()).y_desc(panel.unit).axis_desc_style((SANS, 14));
+    }
+    mesh.draw()
+}
+
+/// A faint grey: the other libraries behind one's own panel.
+const FAINT: RGBColor = RGBColor(215, 215, 215);
+
+/// A line, its runs joined and its marks on them; or, faint, its runs alone.
+fn draw_line<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    line: &Line,
+    faint: bool,
+) -> DrawResult<DB::ErrorType> {
+    let style = if faint { FAINT.stroke_width(1) } else { line.style.color.stroke_width(2) };
+    for run in &line.runs {
+        chart.draw_series(LineSeries::new(run.iter().copied(), style))?;
+    }
+    if !faint {
+        chart.draw_series(
+            line.marks.iter().map(|&(x, y, filled)| mark::<_, DB>((x, y), line.style, filled, 4)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Every line in one plot, its legend beside it.
+fn single<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    over: Over,
+    panel: &Panel,
+    lines: &[Line],
+) -> DrawResult<DB::ErrorType> {
+    let entries: Vec<Entry> =
+        lines.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Solid)).collect();
+    let (plot, beside) = area.split_horizontally(PLOT_W);
+    legend(&beside, (10, 60), &entries)?;
+    let (x, ticks, y) = spans(lines, 12);
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(16)
+        .caption(panel.title, (SANS, 17))
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.log_scale().with_key_points(ticks), log_axis(y))?;
+    mesh(&mut chart, over, panel, false)?;
+    for line in lines {
+        draw_line(&mut chart, line, false)?;
+    }
+    Ok(())
+}
+
+/// A small panel per library, on the same axes, the others faint behind it.
+fn multiples<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    over: Over,
+    panel: &Panel,
+    lines: &[Line],
+) -> DrawResult<DB::ErrorType> {
+    let (caption, grid) = area.split_vertically(CAPTION);
+    let words = format!(
+        "{} ({}), {}: a panel per library, the others faint behind it",
+        panel.title,
+        panel.unit,
+        over.desc()
+    );
+    caption.draw(&Text::new(words, (20, 8), (SANS, 17).into_font()))?;
+    let (x, ticks, y) = spans(lines, 5);
+    let cells = grid.split_evenly((lines.len().div_ceil(COLUMNS), COLUMNS));
+    for (line, cell) in lines.iter().zip(&cells) {
+        let mut chart = ChartBuilder::on(cell)
+            .margin(6)
+            .caption(&line.label, (SANS, 14))
+            .x_label_area_size(22)
+            .y_label_area_size(56)
+            .build_cartesian_2d(x.clone().log_scale().with_key_points(ticks.clone()), log_axis(y.clone()))?;
+        mesh(&mut chart, over, panel, true)?;
+        for other in lines.iter().filter(|o| !std::ptr::eq(*o, line)) {
+            draw_line(&mut chart, other, true)?;
+        }
+        draw_line(&mut chart, line, false)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(n: usize) -> Line {
+        Line {
+            label: format!("library {n}"),
+            style: super::super::plot::CONTROL,
+            runs: Vec::new(),
+            marks: Vec::new(),
+        }
+    }
+
+    /// A load curve of fifteen libraries goes into small panels, no wider than a README shows;
+    /// eight share one plot.
+    #[test]
+    fn many_lines_go_in_a_panel_each() {
+        let many: Vec<Line> = (0..15).map(line).collect();
+        let few: Vec<Line> = (0..8).map(line).collect();
+        let (w, h) = size("a chart", &[(P50, many), (P99, few)]);
+        assert!(w <= super::super::plot::MAX_W, "{w}");
+        assert_eq!(panel_height(15), CAPTION + 3 * CELL_H);
+        assert_eq!(panel_height(8), PANEL_H);
+        assert_eq!(h, heading_height("a chart", &[SCALING], w) + CAPTION + 3 * CELL_H + PANEL_H);
+    }
 }

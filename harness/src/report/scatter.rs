@@ -1,6 +1,9 @@
-//! Each library in each receive mode as a labelled point on log axes: where it stands (the
-//! smallest stream's rate against the smallest round trip's p50, at the top of the report), and
-//! what a rate costs (the smallest stream's rate against its CPU time per message).
+//! Each library as its marks on log axes, one per receive mode (filled: polling; hollow:
+//! waiting) joined by a line and labelled once, each label placed clear of the others and of
+//! every mark: where it stands (the smallest stream's rate against the smallest round trip's p50,
+//! at the top of the report), and what a rate costs (the smallest stream's rate against its CPU
+//! time per message). The control is no mark among them: a dashed line across each axis at its
+//! better figure, what every library is held against.
 
 use std::path::Path;
 
@@ -10,31 +13,57 @@ use plotters::prelude::*;
 
 use super::View;
 use super::cost;
-use super::plot::{COLORS, Chart, DrawResult, Place, SANS, log_span};
+use super::plot::{
+    Bounds, CONTROL, Chart, DrawResult, Place, SANS, Style, around, column_style, heading, heading_height,
+    log_axis, log_span, mark, number_tick, place_labels, text_width, time_tick,
+};
 use crate::matrix::Pattern;
 use crate::results::{Figures, Status};
-use ipcbench_api::RecvMode;
+use ipcbench_api::{Kind, RecvMode};
 
-/// One point: a library in one mode.
-struct Point {
+/// What the marks mean, under the title.
+const NOTE: &str = "filled: polling (a non-blocking receive called again); hollow: waiting (a blocking \
+                    receive); a line joins one library's two. Up and left is better. Dashed: the control.";
+
+/// One library's marks: a (mode, x, y) per receive mode with both figures.
+struct Library {
     label: String,
-    color: RGBColor,
-    mode: RecvMode,
+    style: Style,
+    marks: Vec<(RecvMode, f64, f64)>,
+}
+
+/// The control's lines: its least x and its greatest y, over its modes.
+struct Control {
+    label: String,
     x: f64,
     y: f64,
 }
 
-/// A point per library and receive mode with both values, each from that mode's median.
-fn points(view: &View, xy: impl Fn(&str, usize, RecvMode) -> Option<(f64, f64)>) -> Vec<Point> {
-    let mut out = Vec::new();
+/// Each column's marks, from each mode's median; the control's as its lines.
+fn libraries(
+    view: &View,
+    xy: impl Fn(&str, usize, RecvMode) -> Option<(f64, f64)>,
+) -> (Vec<Library>, Vec<Control>) {
+    let (mut libraries, mut controls) = (Vec::new(), Vec::new());
     for col @ (lib, s) in &view.columns {
-        let color = COLORS[view.libraries.iter().position(|l| l == lib).unwrap_or(0) % COLORS.len()];
-        for mode in RecvMode::ALL {
-            let Some((x, y)) = xy(lib, *s, mode).filter(|(x, y)| *x > 0.0 && *y > 0.0) else { continue };
-            out.push(Point { label: view.column_label(col), color, mode, x, y });
+        let marks: Vec<(RecvMode, f64, f64)> = RecvMode::ALL
+            .into_iter()
+            .filter_map(|mode| {
+                xy(lib, *s, mode).filter(|(x, y)| *x > 0.0 && *y > 0.0).map(|(x, y)| (mode, x, y))
+            })
+            .collect();
+        if marks.is_empty() {
+            continue;
+        }
+        if view.kind(lib) == Some(Kind::Control) {
+            let x = marks.iter().map(|m| m.1).fold(f64::MAX, f64::min);
+            let y = marks.iter().map(|m| m.2).fold(0.0, f64::max);
+            controls.push(Control { label: format!("the control{}", view.source_suffix(*s)), x, y });
+        } else {
+            libraries.push(Library { label: view.column_label(col), style: column_style(view, col), marks });
         }
     }
-    out
+    (libraries, controls)
 }
 
 /// A mode's median figures of a passed result.
@@ -43,7 +72,7 @@ fn mode_figures(view: &View, case: &str, lib: &str, s: usize, mode: RecvMode) ->
     r.modes.iter().find(|m| m.mode == mode)?.median
 }
 
-/// A chart's words: its title, its axes.
+/// A chart's words: its title, its axes (x a time in µs, y a rate).
 struct Words {
     name: &'static str,
     title: String,
@@ -51,15 +80,20 @@ struct Words {
     y: &'static str,
 }
 
-fn write(dir: &Path, words: Words, place: Place, points: &[Point]) -> Result<Option<Chart>> {
-    if points.is_empty() {
+fn write(
+    dir: &Path,
+    words: Words,
+    place: Place,
+    (libs, controls): (Vec<Library>, Vec<Control>),
+) -> Result<Option<Chart>> {
+    if libs.is_empty() {
         return Ok(None);
     }
     let (svg, png) = (dir.join(format!("{}.svg", words.name)), dir.join(format!("{}.png", words.name)));
-    let size = (1100, 720);
-    plot(SVGBackend::new(&svg, size).into_drawing_area(), &words, points)
+    let size = (1200, 780);
+    plot(SVGBackend::new(&svg, size).into_drawing_area(), &words, &libs, &controls)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    super::plot::png(&png, size, |root| plot(root, &words, points))?;
+    super::plot::png(&png, size, |root| plot(root, &words, &libs, &controls))?;
     Ok(Some(Chart { name: words.name.into(), title: words.title, place }))
 }
 
@@ -67,28 +101,28 @@ fn write(dir: &Path, words: Words, place: Place, points: &[Point]) -> Result<Opt
 /// nothing when no result of the case recorded its cost.
 pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     let Some(case) = cost::focus(view, Pattern::Stream) else { return Ok(None) };
-    let points = points(view, |lib, s, mode| {
+    let marks = libraries(view, |lib, s, mode| {
         let f = mode_figures(view, &case, lib, s, mode)?;
-        Some((f.cpu_ns_per_msg?, f.msgs_per_s / 1e6))
+        Some((f.cpu_ns_per_msg? / 1e3, f.msgs_per_s / 1e6))
     });
     let words = Words {
         name: "cost",
         title: format!("What a rate costs: {case}, messages per second against CPU time per message"),
-        x: "CPU time per message, every process of the case (ns)",
+        x: "CPU time per message, every process of the case",
         y: "M msg/s",
     };
-    write(dir, words, Place::Cost, &points)
+    write(dir, words, Place::Cost, marks)
 }
 
 /// `placing.svg` and `placing.png`: where each library stands, the smallest stream's rate
-/// against the smallest round trip's p50, each receive mode a point; nothing without both.
+/// against the smallest round trip's p50, each receive mode a mark; nothing without both.
 pub fn placing(view: &View, dir: &Path) -> Result<Option<Chart>> {
     let (Some(stream), Some(rtt)) =
         (cost::focus(view, Pattern::Stream), cost::focus(view, Pattern::StreamRtt))
     else {
         return Ok(None);
     };
-    let points = points(view, |lib, s, mode| {
+    let marks = libraries(view, |lib, s, mode| {
         let rate = mode_figures(view, &stream, lib, s, mode)?.msgs_per_s;
         let p50 = mode_figures(view, &rtt, lib, s, mode)?.p50_ns?;
         Some((p50 / 1e3, rate / 1e6))
@@ -96,53 +130,94 @@ pub fn placing(view: &View, dir: &Path) -> Result<Option<Chart>> {
     let words = Words {
         name: "placing",
         title: format!("{}: {stream} rate against {rtt} p50", Place::Placing.title()),
-        x: "round trip p50 (µs)",
+        x: "round trip p50",
         y: "stream M msg/s",
     };
-    write(dir, words, Place::Placing, &points)
+    write(dir, words, Place::Placing, marks)
 }
 
 fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     words: &Words,
-    points: &[Point],
+    libs: &[Library],
+    controls: &[Control],
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
-    let (top, area) = root.split_vertically(70);
-    top.draw(&Text::new(words.title.clone(), (20, 12), (SANS, 20).into_font()))?;
-    top.draw(&Text::new(
-        "● polling (a non-blocking receive called again)   ▲ waiting (a blocking receive)   up and left is better",
-        (20, 42),
-        (SANS, 14).into_font(),
-    ))?;
-    let x = log_span(points.iter().map(|p| p.x), 2.0);
-    let y = log_span(points.iter().map(|p| p.y), 2.0);
+    let (top, area) = root.split_vertically(heading_height(&words.title, &[NOTE], root.dim_in_pixel().0));
+    heading(&top, &words.title, &[NOTE])?;
+    let xs = libs.iter().flat_map(|l| l.marks.iter().map(|m| m.1)).chain(controls.iter().map(|c| c.x));
+    let ys = libs.iter().flat_map(|l| l.marks.iter().map(|m| m.2)).chain(controls.iter().map(|c| c.y));
+    let (x, y) = (log_span(xs, 2.0), log_span(ys, 2.0));
     let mut chart = ChartBuilder::on(&area)
         .margin(20)
+        .margin_right(40)
         .x_label_area_size(44)
         .y_label_area_size(80)
-        .build_cartesian_2d(x.log_scale(), y.log_scale())?;
+        .build_cartesian_2d(log_axis(x.clone()), log_axis(y.clone()))?;
     chart
         .configure_mesh()
         .x_desc(words.x)
         .y_desc(words.y)
+        .x_label_formatter(&|v| time_tick(*v))
+        .y_label_formatter(&|v| number_tick(*v))
         .label_style((SANS, 14))
         .axis_desc_style((SANS, 15))
         .draw()?;
-    for p in points {
-        let at = (p.x, p.y);
-        let label = Text::new(p.label.clone(), (8, -7), (SANS, 13).into_font());
-        match p.mode {
-            RecvMode::Polling => {
-                chart.draw_series(std::iter::once(
-                    EmptyElement::at(at) + Circle::new((0, 0), 5, p.color.filled()) + label,
-                ))?;
-            }
-            RecvMode::Waiting => {
-                let marker = TriangleMarker::new((0, 0), 6, p.color.filled());
-                chart.draw_series(std::iter::once(EmptyElement::at(at) + marker + label))?;
-            }
+    let dashed = ShapeStyle::from(&CONTROL.color).stroke_width(1);
+    for c in controls {
+        chart.draw_series(DashedLineSeries::new(vec![(x.start, c.y), (x.end, c.y)], 6, 4, dashed))?;
+        chart.draw_series(DashedLineSeries::new(vec![(c.x, y.start), (c.x, y.end)], 6, 4, dashed))?;
+    }
+    for lib in libs {
+        let line: Vec<(f64, f64)> = lib.marks.iter().map(|m| (m.1, m.2)).collect();
+        chart.draw_series(std::iter::once(PathElement::new(line, lib.style.color.stroke_width(1))))?;
+        chart.draw_series(
+            lib.marks
+                .iter()
+                .map(|&(mode, x, y)| mark::<_, DB>((x, y), lib.style, mode == RecvMode::Polling, 5)),
+        )?;
+    }
+    // Everything else in pixels: the words placed apart from one another and from the marks.
+    let at = |x: f64, y: f64| chart.backend_coord(&(x, y));
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let mut taken: Vec<Bounds> =
+        libs.iter().flat_map(|l| l.marks.iter().map(|m| around(at(m.1, m.2)))).collect();
+    for c in controls {
+        // The control's words at the top of its upright line and the left of its level one.
+        let (vx, hy) = (at(c.x, y.end).0, at(x.start, c.y).1);
+        let w = text_width(&c.label, 13);
+        for (px, py) in [(vx + 4, yr.start + 2), (xr.start + 4, hy - 17)] {
+            root.draw(&Text::new(c.label.clone(), (px, py), (SANS, 13).into_font()))?;
+            taken.push((px, py, px + w, py + 15));
         }
+    }
+    labels(&root, libs, &taken, (xr.start, yr.start, xr.end, yr.end), at)
+}
+
+/// Each library's label, beside its uppermost mark where that is free, else further out with a
+/// line back to it.
+fn labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    libs: &[Library],
+    taken: &[Bounds],
+    within: Bounds,
+    at: impl Fn(f64, f64) -> (i32, i32),
+) -> DrawResult<DB::ErrorType> {
+    let anchors: Vec<((i32, i32), (i32, i32))> = libs
+        .iter()
+        .map(|l| {
+            let top = l.marks.iter().fold(l.marks[0], |a, m| if m.2 > a.2 { *m } else { a });
+            (at(top.1, top.2), (text_width(&l.label, 13), 15))
+        })
+        .collect();
+    let placed = place_labels(taken, &anchors, within);
+    for ((lib, ((x, y), off)), ((px, py), (w, h))) in libs.iter().zip(placed).zip(anchors.iter().copied()) {
+        if off {
+            // To the label's nearest edge.
+            let to = (px.clamp(x, x + w), py.clamp(y, y + h));
+            root.draw(&PathElement::new(vec![(px, py), to], lib.style.color.mix(0.6).stroke_width(1)))?;
+        }
+        root.draw(&Text::new(lib.label.clone(), (x, y), (SANS, 13).into_font()))?;
     }
     root.present()
 }

@@ -2,7 +2,7 @@
 //! (round trips, services, fixed-rate latency), one line per library, latency on a log axis
 //! against percentile on HdrHistogram's 1/(1 − p) axis; and a `.hgrm` file per result, which
 //! HdrHistogram's own plotter reads. Each library's line is every run of its figure's receive
-//! mode together.
+//! mode together, marked at each decade of the percentile axis, its legend beside the plot.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,10 @@ use plotters::prelude::*;
 
 use super::View;
 use super::families::Family;
-use super::plot::{COLORS, Chart, DrawResult, Place, SANS};
+use super::plot::{
+    Chart, DrawResult, Entry, Place, SANS, Stroke, Style, column_style, heading, heading_height, legend,
+    legend_width, log_axis, mark, time_tick,
+};
 use crate::histogram;
 use crate::matrix::Pattern;
 use crate::results::shows::Gathered;
@@ -42,14 +45,16 @@ fn merged(r: &CaseResult) -> Result<Option<Histogram<u64>>> {
     Ok(all)
 }
 
-/// Each column's histogram for one case, with its label and colour.
-fn lines(view: &View, case: &str) -> Result<Vec<(String, RGBColor, Histogram<u64>)>> {
+/// A library's spectrum: its label, its style, its histogram.
+type Line = (String, Style, Histogram<u64>);
+
+/// Each column's histogram for one case, with its label and style.
+fn lines(view: &View, case: &str) -> Result<Vec<Line>> {
     let mut out = Vec::new();
     for col @ (lib, s) in &view.columns {
         let Some(r) = view.result(case, lib, *s) else { continue };
         if let Some(h) = merged(r)? {
-            let color = COLORS[view.libraries.iter().position(|l| l == lib).unwrap_or(0) % COLORS.len()];
-            out.push((view.column_label(col), color, h));
+            out.push((view.column_label(col), column_style(view, col), h));
         }
     }
     Ok(out)
@@ -81,11 +86,16 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
             written.push(path);
         }
         let name = format!("spectrum-{}", slug(case));
-        let what =
-            if pattern == Pattern::Latency { "one way, from each message's due time" } else { "per call" };
+        let what = match pattern {
+            Pattern::Latency => "one way, from each message's due time",
+            Pattern::FanoutLatency => "one way to every subscriber, from each message's due time",
+            _ => "per call",
+        };
         let title = format!("{case}: latency by percentile ({what})");
         let (svg, png) = (dir.join(format!("{name}.svg")), dir.join(format!("{name}.png")));
-        let size = (1000, 640);
+        let entries: Vec<Entry> =
+            lines.iter().map(|(l, s, _)| Entry::new(l.clone(), *s, Stroke::Solid)).collect();
+        let size = (PLOT_W + 20 + legend_width(&entries).clamp(160, 560) as u32, 660);
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &lines)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
         super::plot::png(&png, size, |root| plot(root, &title, &lines))?;
@@ -102,35 +112,49 @@ fn percentile_label(x: f64) -> String {
     format!("{p:.digits$}%")
 }
 
+/// The plot's width; the legend stands to its right.
+const PLOT_W: u32 = 1000;
+
+/// What the chart says under its title.
+const NOTE: &str = "lower is better; the tail is to the right; a mark at each of 90%, 99%, 99.9%, ...";
+
 fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
-    lines: &[(String, RGBColor, Histogram<u64>)],
+    lines: &[Line],
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
-    let (top, area) = root.split_vertically(60);
-    top.draw(&Text::new(title.to_string(), (20, 12), (SANS, 20).into_font()))?;
-    top.draw(&Text::new("lower is better; the tail is to the right", (20, 38), (SANS, 14).into_font()))?;
+    let (top, below) = root.split_vertically(heading_height(title, &[NOTE], root.dim_in_pixel().0));
+    heading(&top, title, &[NOTE])?;
+    let (area, beside) = below.split_horizontally(PLOT_W);
+    let entries: Vec<Entry> =
+        lines.iter().map(|(l, s, _)| Entry::new(l.clone(), *s, Stroke::Solid)).collect();
+    legend(&beside, (10, 40), &entries)?;
     let us = |ns: u64| ns as f64 / 1e3;
     // The axis runs to the percentile the largest histogram can state (one in its count).
     let most = lines.iter().map(|(_, _, h)| h.len()).max().unwrap_or(1).max(10) as f64;
-    let x_end = 10f64.powf(most.log10().ceil().min(7.0));
+    let decades = most.log10().ceil().min(7.0) as i32;
+    let x_end = 10f64.powi(decades);
     let lo = lines.iter().map(|(_, _, h)| us(h.min().max(1))).fold(f64::MAX, f64::min);
     let hi = lines.iter().map(|(_, _, h)| us(h.max())).fold(0.0, f64::max).max(lo * 10.0);
+    let x = (1f64..x_end).log_scale().with_key_points((0..=decades).map(|k| 10f64.powi(k)).collect());
+    // Room right of the last tick, so that its label (99.99999%) stands whole.
     let mut chart = ChartBuilder::on(&area)
         .margin(20)
+        .margin_right(50)
         .x_label_area_size(44)
         .y_label_area_size(80)
-        .build_cartesian_2d((1f64..x_end).log_scale(), ((lo / 1.5)..(hi * 1.5)).log_scale())?;
+        .build_cartesian_2d(x, log_axis((lo / 1.5)..(hi * 1.5)))?;
     chart
         .configure_mesh()
         .x_desc("percentile")
         .x_label_formatter(&|x| percentile_label(*x))
-        .y_desc("latency (µs)")
+        .y_desc("latency")
+        .y_label_formatter(&|v| time_tick(*v))
         .label_style((SANS, 14))
         .axis_desc_style((SANS, 15))
         .draw()?;
-    for (label, color, h) in lines {
+    for (_, style, h) in lines {
         let points: Vec<(f64, f64)> = h
             .iter_quantiles(5)
             .filter(|v| v.quantile_iterated_to() < 1.0)
@@ -139,19 +163,12 @@ fn plot<DB: DrawingBackend>(
             })
             .filter(|(x, _)| *x < x_end)
             .collect();
-        let style = ShapeStyle::from(color).stroke_width(2);
-        chart
-            .draw_series(std::iter::once(PathElement::new(points, style)))?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        // A mark where the line first reaches each decade: 90%, 99%, ...
+        let marks: Vec<(f64, f64)> =
+            (1..decades).filter_map(|k| points.iter().find(|p| p.0 >= 10f64.powi(k)).copied()).collect();
+        chart.draw_series(std::iter::once(PathElement::new(points, style.color.stroke_width(2))))?;
+        chart.draw_series(marks.into_iter().map(|p| mark::<_, DB>(p, *style, true, 4)))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((SANS, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
     root.present()
 }
 

@@ -1,9 +1,12 @@
 //! The summary table: each library's cases, how often it is the fastest or level with the
 //! fastest, how far from the best it stands and what it costs. Oversubscribed results are
 //! counted apart (they measure the scheduler as much as the library), and two results whose
-//! intervals overlap are level, not a win.
+//! intervals overlap are level, not a win. The control's row is the reference line, first and
+//! named so: a bare ring no one picks, never a library on top.
 
 use std::collections::BTreeMap;
+
+use ipcbench_api::Kind;
 
 use super::View;
 use super::model::{Cell, Table};
@@ -23,9 +26,13 @@ pub const RATIO: &str = "median ratio to the best of its row";
 /// The sustainable rate's column, as the summary and METHOD name it.
 pub const SUSTAINABLE: &str = "sustainable rate";
 
+/// What the control's row is called beside its library's id.
+pub const CONTROL: &str = "the control, for reference";
+
 /// A row per library (and machine): the cases it passed, how often it was the fastest or level
 /// with the fastest (oversubscribed rows counted apart), its median ratio to the best of its
-/// rows, and its median CPU time per message (or call). Most often on top first.
+/// rows, and its median CPU time per message (or call). The control first, as the reference
+/// line; then most often on top first.
 pub fn table(view: &View) -> Table {
     let mut header: Vec<String> =
         ["library", "cases passed", "fastest or level", RATIO, "median CPU per message or call"]
@@ -36,9 +43,12 @@ pub fn table(view: &View) -> Table {
     if sustainable.is_some() {
         header.push(SUSTAINABLE.into());
     }
-    let mut rows: Vec<(Standing, Vec<Cell>)> = standings(view)
+    let mut rows: Vec<(bool, Standing, Vec<Cell>)> = standings(view)
         .into_iter()
         .map(|((s, lib), st)| {
+            let control = view.kind(&lib) == Some(Kind::Control);
+            let label = view.column_label(&(lib.clone(), s));
+            let label = if control { format!("{label} ({CONTROL})") } else { label };
             let over = match st.oversubscribed {
                 0 => String::new(),
                 n => format!(" ({n} oversubscribed left out)"),
@@ -47,7 +57,7 @@ pub fn table(view: &View) -> Table {
                 noise::middle(st.ratios.clone()).map_or("—".into(), |x| format!("{}×", three_digits(x)));
             let cpu = noise::middle(st.cpu_ns.clone()).map_or("not recorded".into(), nanos);
             let mut cells = vec![
-                Cell::Text(view.column_label(&(lib.clone(), s))),
+                Cell::Text(label),
                 Cell::Text(st.passed.to_string()),
                 Cell::Text(format!("{} of {}{over}", st.top, st.ran)),
                 Cell::Text(ratio),
@@ -60,13 +70,15 @@ pub fn table(view: &View) -> Table {
                     None => "—".into(),
                 }));
             }
-            (st, cells)
+            (control, st, cells)
         })
         .collect();
     let share = |st: &Standing| if st.ran == 0 { 0.0 } else { st.top as f64 / st.ran as f64 };
     let mid = |st: &Standing| noise::middle(st.ratios.clone()).unwrap_or(f64::MAX);
-    rows.sort_by(|a, b| share(&b.0).total_cmp(&share(&a.0)).then(mid(&a.0).total_cmp(&mid(&b.0))));
-    Table { header, rows: rows.into_iter().map(|r| r.1).collect(), notes: Vec::new() }
+    rows.sort_by(|a, b| {
+        b.0.cmp(&a.0).then(share(&b.1).total_cmp(&share(&a.1))).then(mid(&a.1).total_cmp(&mid(&b.1)))
+    });
+    Table { header, rows: rows.into_iter().map(|r| r.2).collect(), notes: Vec::new() }
 }
 
 #[cfg(test)]
@@ -101,9 +113,12 @@ mod tests {
             top.ends_with(&format!(" of {} ({} oversubscribed left out)", ok(lib, false), ok(lib, true))),
             "{top}"
         );
-        // Shares on top fall down the table, and a ratio to the best is never below 1.
-        let shares: Vec<f64> = t
-            .rows
+        // The control's row first, named as the reference line; under it, shares on top fall
+        // down the table, and a ratio to the best is never below 1.
+        let control = view.libraries.iter().find(|l| view.kind(l) == Some(Kind::Control));
+        let control = control.expect("the reference run has the control");
+        assert_eq!(t.rows[0][0], Cell::Text(format!("{control} ({CONTROL})")));
+        let shares: Vec<f64> = t.rows[1..]
             .iter()
             .map(|r| {
                 let Cell::Text(t) = &r[2] else { panic!() };

@@ -291,11 +291,18 @@ fn narrow(t: &FamilyTable, width: usize) -> String {
 
 /// `ipcbench list`: every case with its process count, the libraries, and what each has (a
 /// table, then each cell's text).
-pub fn list(cases: &[Case], libs: &[LibraryInfo], cores: usize) -> String {
+pub fn list(cases: &[Case], sets: &[crate::matrix::Set], libs: &[LibraryInfo], cores: usize) -> String {
     let mut out = String::from("Cases (processes; * more than this machine's cores):\n");
     for c in cases {
         let n = c.roles().len();
         out.push_str(&format!("  {:<32} {n}{}\n", c.name, if n > cores { " *" } else { "" }));
+    }
+    out.push_str(&format!(
+        "\nSets (`ipcbench run @<set>`; naming no case runs @{}):\n",
+        crate::matrix::DEFAULT_SET
+    ));
+    for s in sets {
+        out.push_str(&format!("  @{:<9} {}\n", s.name, s.about));
     }
     out.push_str("\nLibraries:\n");
     for l in libs {

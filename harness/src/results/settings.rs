@@ -246,10 +246,11 @@ mod tests {
     #[test]
     fn a_files_settings_read_back_as_they_were_written() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-        for path in
-            ["results/run-2026-12-02T01-50-18Z.json", "harness/tests/data/run-2026-12-02T16-28-14Z.json"]
-        {
-            let text = std::fs::read_to_string(format!("{root}/{path}")).unwrap();
+        for path in [
+            "harness/tests/data/run-2026-12-02T01-50-18Z.json.gz",
+            "harness/tests/data/run-2026-12-02T16-28-14Z.json",
+        ] {
+            let text = crate::results::read_text(std::path::Path::new(&format!("{root}/{path}"))).unwrap();
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             let settings: Settings = serde_json::from_value(doc["settings"].clone()).unwrap();
             assert_eq!(serde_json::to_value(&settings).unwrap(), doc["settings"], "{path}");

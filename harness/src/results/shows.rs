@@ -7,13 +7,36 @@
 use super::Measure;
 use crate::matrix::Pattern;
 
-/// A chart's panel: a figure, in the panel's unit, under its label.
+/// A chart's panel: a figure, on its axis, under its label.
 #[derive(Clone, Copy)]
 pub struct Panel {
     pub measure: Measure,
+    /// The axis's words: a rate's unit names what it counts (`M calls/s`); a time's unit is on
+    /// its ticks (`1 µs`, `10 ms`), so its label has none.
     pub label: &'static str,
-    /// The figure in the panel's unit.
-    pub unit: fn(f64) -> f64,
+    pub scale: Scale,
+}
+
+/// How a panel's axis reads its figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// Millions a second.
+    Mega,
+    /// A time, in microseconds on the axis; its ticks carry their unit.
+    Micros,
+    /// A share, in percent.
+    Percent,
+}
+
+impl Panel {
+    /// A figure in the axis's unit.
+    pub fn value(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Mega => v / 1e6,
+            Scale::Micros => v / 1e3,
+            Scale::Percent => v * 100.0,
+        }
+    }
 }
 
 /// How a pattern's figures read as one line (a progress line, a cell of the wide table).
@@ -53,21 +76,10 @@ pub struct Shows {
     pub line: Line,
 }
 
-fn mega(v: f64) -> f64 {
-    v / 1e6
-}
-
-fn micro(v: f64) -> f64 {
-    v / 1e3
-}
-
-fn percent(v: f64) -> f64 {
-    v * 100.0
-}
-
 use Measure::*;
 
-const RATE: Panel = Panel { measure: MsgsPerS, label: "M msg/s", unit: mega };
+const RATE: Panel = Panel { measure: MsgsPerS, label: "M msg/s", scale: Scale::Mega };
+const CALLS: Panel = Panel { measure: MsgsPerS, label: "M calls/s", scale: Scale::Mega };
 
 /// The batch cases: a family of their own, charted by rate.
 pub const BATCHES: Shows = Shows {
@@ -156,14 +168,17 @@ pub fn shows(pattern: Pattern) -> Shows {
             rows: &[(P50Ns, "p50"), (P99Ns, "p99")],
             compared: &[P50Ns, P99Ns, CpuNsPerMsg],
             chart: Title::Own("Round trips: p50 (lower is better)"),
-            panels: &[Panel { measure: P50Ns, label: "p50 round trip (µs)", unit: micro }],
+            panels: &[Panel { measure: P50Ns, label: "p50 round trip", scale: Scale::Micros }],
             floors_on: Some(0),
             copy_floor: false,
             line: Line::RoundTrip,
         },
         Pattern::Broadcast => Shows {
             rows: &[(MsgsPerS, "rate"), (SubscribersSpread, "subscribers' spread")],
-            panels: &[RATE, Panel { measure: LostShare, label: "lossy: share lost (%)", unit: percent }],
+            panels: &[
+                RATE,
+                Panel { measure: LostShare, label: "lossy: share lost (%)", scale: Scale::Percent },
+            ],
             ..rate_only(Title::AfterFamily("the slowest subscriber's messages per second"))
         },
         Pattern::SlowSubscriber => Shows {
@@ -174,8 +189,8 @@ pub fn shows(pattern: Pattern) -> Shows {
             ],
             compared: &[MsgsPerS, SlowMsgsPerS, CpuNsPerMsg],
             panels: &[
-                Panel { measure: MsgsPerS, label: "the others' M msg/s", unit: mega },
-                Panel { measure: SlowMsgsPerS, label: "the slow one's M msg/s", unit: mega },
+                Panel { measure: MsgsPerS, label: "the others' M msg/s", scale: Scale::Mega },
+                Panel { measure: SlowMsgsPerS, label: "the slow one's M msg/s", scale: Scale::Mega },
             ],
             ..rate_only(Title::AfterFamily(
                 "the other subscribers' messages per second, beside the slow one's",
@@ -188,18 +203,21 @@ pub fn shows(pattern: Pattern) -> Shows {
                 (P50Ns, "worst pair's p50"),
             ],
             compared: &[MsgsPerS, WorstMsgsPerS, CpuNsPerMsg],
-            panels: &[RATE, Panel { measure: WorstMsgsPerS, label: "worst pair's M msg/s", unit: mega }],
+            panels: &[
+                RATE,
+                Panel { measure: WorstMsgsPerS, label: "worst pair's M msg/s", scale: Scale::Mega },
+            ],
             ..rate_only(Title::AfterFamily("every pair's messages per second together"))
         },
         Pattern::FanoutLatency => Shows {
             rows: &[(P50Ns, "p50"), (P99Ns, "p99"), (MaxNs, "max")],
             compared: &[P50Ns, P99Ns, CpuNsPerMsg],
             chart: Title::AfterFamily(
-                "p50 one way to every subscriber, from each message's due time (lower is better)",
+                "p50 and p99 one way to every subscriber, from each message's due time (lower is better)",
             ),
             panels: &[
-                Panel { measure: P50Ns, label: "p50 one way (µs)", unit: micro },
-                Panel { measure: P99Ns, label: "p99 one way (µs)", unit: micro },
+                Panel { measure: P50Ns, label: "p50 one way", scale: Scale::Micros },
+                Panel { measure: P99Ns, label: "p99 one way", scale: Scale::Micros },
             ],
             floors_on: Some(0),
             copy_floor: false,
@@ -209,8 +227,8 @@ pub fn shows(pattern: Pattern) -> Shows {
         Pattern::Service => Shows {
             rows: &[(MsgsPerS, "rate"), (P50Ns, "p50 call")],
             compared: &[MsgsPerS, P50Ns, P99Ns, CpuNsPerMsg],
-            chart: Title::AfterFamily("every client's calls per second together"),
-            panels: &[RATE, Panel { measure: P50Ns, label: "p50 call (µs)", unit: micro }],
+            chart: Title::AfterFamily("every client's calls per second together, and the p50 call"),
+            panels: &[CALLS, Panel { measure: P50Ns, label: "p50 call", scale: Scale::Micros }],
             floors_on: Some(1),
             copy_floor: false,
             line: Line::Rate,
@@ -218,10 +236,12 @@ pub fn shows(pattern: Pattern) -> Shows {
         Pattern::Latency => Shows {
             rows: &[(P50Ns, "p50"), (P99Ns, "p99"), (P9999Ns, "p99.99"), (MaxNs, "max")],
             compared: &[P50Ns, P99Ns, CpuNsPerMsg],
-            chart: Title::AfterFamily("p50 one way, from each message's due time (lower is better)"),
+            chart: Title::AfterFamily(
+                "p50 and p99.99 one way, from each message's due time (lower is better)",
+            ),
             panels: &[
-                Panel { measure: P50Ns, label: "p50 one way (µs)", unit: micro },
-                Panel { measure: P9999Ns, label: "p99.99 one way (µs)", unit: micro },
+                Panel { measure: P50Ns, label: "p50 one way", scale: Scale::Micros },
+                Panel { measure: P9999Ns, label: "p99.99 one way", scale: Scale::Micros },
             ],
             floors_on: Some(0),
             copy_floor: false,
@@ -230,10 +250,12 @@ pub fn shows(pattern: Pattern) -> Shows {
         Pattern::Connect => Shows {
             rows: &[(P50Ns, "p50"), (MaxNs, "max")],
             compared: &[P50Ns, CpuNsPerMsg],
-            chart: Title::AfterFamily("a fresh sender's open and first message (lower is better)"),
+            chart: Title::AfterFamily(
+                "a fresh sender's open and first message, p50 and greatest (lower is better)",
+            ),
             panels: &[
-                Panel { measure: P50Ns, label: "p50 set-up (µs)", unit: micro },
-                Panel { measure: MaxNs, label: "greatest set-up (µs)", unit: micro },
+                Panel { measure: P50Ns, label: "p50 set-up", scale: Scale::Micros },
+                Panel { measure: MaxNs, label: "greatest set-up", scale: Scale::Micros },
             ],
             floors_on: None,
             copy_floor: false,
@@ -261,5 +283,35 @@ mod tests {
             assert_eq!(s.rows.iter().filter(|(m, _)| *m == ranked).count(), 1, "{pattern}");
         }
         assert_eq!(BATCHES.rows[0].0, MsgsPerS);
+    }
+
+    /// A chart's title and axes agree: a rate's axis counts what the title counts (calls or
+    /// messages), a time panel's figure (p50, p99.99, greatest) is named in the title, and its
+    /// label carries no unit (its ticks do).
+    #[test]
+    fn titles_and_axes_agree() {
+        for g in Gathered::all().chain([Gathered::Loans]) {
+            let s = g.shows();
+            let (Title::Own(title) | Title::AfterFamily(title)) = s.chart;
+            for p in s.panels {
+                match p.scale {
+                    Scale::Mega => {
+                        assert!(p.label.ends_with("/s"), "{title}: {}", p.label);
+                        assert_eq!(
+                            p.label.contains("calls"),
+                            title.contains("calls"),
+                            "{title}: {}",
+                            p.label
+                        );
+                    }
+                    Scale::Micros => {
+                        let figure = p.label.split(' ').next().unwrap_or_default();
+                        assert!(title.contains(figure), "{title} does not name {figure}");
+                        assert!(!p.label.contains("µs") && !p.label.contains("ms"), "{}", p.label);
+                    }
+                    Scale::Percent => assert!(p.label.contains('%'), "{}", p.label),
+                }
+            }
+        }
     }
 }

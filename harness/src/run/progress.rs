@@ -6,6 +6,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use crate::format::about;
+
 /// Time a trial takes beyond its warm-up and window before any has been timed: set-up, drain
 /// and the host's probes (here about 0.09 s: the reference run's 3,839 trials of 1.3 s took 89
 /// minutes; an A/B run's 2,925 of 0.35 s took 20.5).
@@ -105,18 +107,6 @@ impl Progress {
 /// `about 31 min left`, `about 45 s left`, `about 1 h 05 min left`.
 pub fn left_text(d: Duration) -> String {
     format!("{} left", about(d))
-}
-
-/// `about 31 min`, `about 45 s`, `about 1 h 05 min`.
-fn about(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("about {} h {:02} min", s / 3600, (s % 3600) / 60)
-    } else if s >= 90 {
-        format!("about {} min", (s + 30) / 60)
-    } else {
-        format!("about {s} s")
-    }
 }
 
 #[cfg(test)]

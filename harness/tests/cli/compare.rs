@@ -5,7 +5,7 @@
 use super::*;
 
 /// The committed reference run the comparisons start from.
-const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/run-2026-12-02T01-50-18Z.json");
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-2026-12-02T01-50-18Z.json.gz");
 
 fn json_of(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("compare --format json: {e}"))
@@ -65,7 +65,8 @@ fn slowed(doc: &mut Value, library: Option<&str>) {
 fn a_copy_with_one_library_slowed_by_30_percent_is_slower_and_fails() {
     let dir = out_dir("compare-slowed");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&ipcbench::results::read_text(Path::new(REFERENCE)).unwrap()).unwrap();
     slowed(&mut doc, Some("fastipc"));
     let copy = dir.join("slowed.json");
     std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
@@ -107,7 +108,8 @@ fn a_copy_with_one_library_slowed_by_30_percent_is_slower_and_fails() {
 fn a_copy_with_every_library_slowed_alike_is_within_the_sittings_drift() {
     let dir = out_dir("compare-drift");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&ipcbench::results::read_text(Path::new(REFERENCE)).unwrap()).unwrap();
     slowed(&mut doc, None);
     let copy = dir.join("slowed.json");
     std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
@@ -139,7 +141,8 @@ fn a_copy_with_every_library_slowed_alike_is_within_the_sittings_drift() {
 fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
     let dir = out_dir("compare-machines");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&ipcbench::results::read_text(Path::new(REFERENCE)).unwrap()).unwrap();
     doc["machine"]["cpu_model"] = "Another CPU".into();
     let other = dir.join("other.json");
     std::fs::write(&other, serde_json::to_string(&doc).unwrap()).unwrap();
@@ -164,7 +167,7 @@ fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
 }
 
 /// Two back-to-back runs of one binary in rounds, every run with its probes, kept with the tests
-/// (tests/data/README.md; docs/METHOD.md, "Host states", has what compare makes of them).
+/// (tests/data/README.md; results/README.md has what compare made of them).
 const ROUNDS_OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-2026-12-02T16-28-14Z.json");
 const ROUNDS_NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-2026-12-02T16-35-53Z.json");
 

@@ -368,6 +368,7 @@ fn read_until(stderr: &mut impl BufRead, text: &str) -> String {
 mod ab;
 mod adding_a_library;
 mod bends;
+mod browser;
 mod compare;
 mod faults;
 mod host;

@@ -335,6 +335,10 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
     assert!(text.contains("nng broadcast lossless: — pub0 always drops"), "{text}");
     assert!(text.contains("zmq broadcast lossless: XPUB with ZMQ_XPUB_NODROP"), "the mapping:\n{text}");
     assert!(text.contains("zmq service: REQ clients, each connected to every REP server"), "{text}");
+    assert!(text.contains("naming no case runs @page"), "{text}");
+    for set in ["@page ", "@bends ", "@latency ", "@loans ", "@all "] {
+        assert!(text.contains(&format!("\n  {set}")), "{set} missing:\n{text}");
+    }
 }
 
 #[test]

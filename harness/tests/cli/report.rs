@@ -193,6 +193,26 @@ fn a_readmes_blocks_are_written_from_the_report() {
         .unwrap();
     assert_refused(&["report", j, "--readme", r], &["names the section \"nothing\"", "standing"]);
     assert_refused(&["report", j, j, "--readme", r], &["--readme takes one results file"]);
+    // Two files at once: RESULTS.md holds the whole page under its run line and contents, and
+    // the README's sentences link to its sections there.
+    let whole = dir.join("RESULTS.md");
+    let block = |section: &str| format!("<!-- ipcbench report run.json: {section} -->\n{end}");
+    std::fs::write(&whole, block("page")).unwrap();
+    std::fs::write(&readme, format!("{}{}", block("run"), block("first-look"))).unwrap();
+    let out = ipcbench(&["report", j, "--readme", r, "--readme", whole.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&whole).unwrap();
+    assert!(page.contains("\n*From `run.json`: 2026-12-02, 16:28 to "), "{page}");
+    assert!(
+        page.contains("- [First look](#first-look)\n") && page.contains("\n## Where each library stands\n"),
+        "{page}"
+    );
+    assert!(page.contains("](#streams-and-round-trips))") && page.contains("(run/charts/"), "{page}");
+    let front = std::fs::read_to_string(&readme).unwrap();
+    assert!(
+        front.contains("*From `run.json`: ") && front.contains("](RESULTS.md#streams-and-round-trips))"),
+        "{front}"
+    );
     // A README with no block naming the file is refused before the report is written again.
     std::fs::remove_dir_all(dir.join("run")).unwrap();
     std::fs::write(&readme, "no blocks here\n").unwrap();
