@@ -279,6 +279,18 @@ fn rows(spec: &Spec) -> Vec<Range<usize>> {
     (0..n.div_ceil(per).max(1)).map(|r| r * per..((r + 1) * per).min(n)).collect()
 }
 
+/// The rows a panel draws: those where it has a value. A lossy broadcast's share lost has none
+/// in a row of lossless cases, which would stand empty; a panel with no value anywhere keeps
+/// every row.
+fn panel_rows(panel: &Panel, rows: &[Range<usize>]) -> Vec<Range<usize>> {
+    let kept: Vec<Range<usize>> = rows
+        .iter()
+        .filter(|r| panel.values[(*r).clone()].iter().flatten().any(Option::is_some))
+        .cloned()
+        .collect();
+    if kept.is_empty() { rows.to_vec() } else { kept }
+}
+
 fn top_height(spec: &Spec, width: u32) -> u32 {
     heading_height(&spec.title, &[], width) + 10 + LEGEND_ROW * legend_rows(spec, width).len() as u32
 }
@@ -287,7 +299,8 @@ fn size(spec: &Spec) -> (u32, u32) {
     let rows = rows(spec);
     let per = rows.first().map_or(1, |r| r.len()) as u32;
     let w = (LEFT + per * slot(spec) + RIGHT).clamp(900, MAX_W);
-    (w, top_height(spec, w) + PANEL_H * (spec.panels.len() * rows.len()) as u32)
+    let drawn: usize = spec.panels.iter().map(|p| panel_rows(p, &rows).len()).sum();
+    (w, top_height(spec, w) + PANEL_H * drawn as u32)
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawResult<DB::ErrorType> {
@@ -320,7 +333,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawRe
     for panel in &spec.panels {
         // A panel of nothing above zero (no share lost anywhere) still stands, empty.
         let (lo, hi) = panel.extent().unwrap_or((1.0, 1.0));
-        for cases in &rows {
+        for cases in &panel_rows(panel, &rows) {
             let (area, below) = rest.split_vertically(PANEL_H);
             rest = below;
             let row = Row { cases: cases.clone(), slots: per };
@@ -445,5 +458,24 @@ mod tests {
             assert_eq!(h, top_height(&s, w) + PANEL_H * 2 * rows.len() as u32);
         }
         assert_eq!(rows(&spec(30, 15, 1)).len(), 5, "six cases of fifteen bars a row");
+    }
+
+    /// A panel leaves out a row where it has no value (the lossless cases' share lost), and a
+    /// panel with none anywhere keeps every row; the chart's height counts the rows drawn.
+    #[test]
+    fn a_panel_draws_only_the_rows_it_has_values_in() {
+        let mut s = spec(30, 15, 2);
+        let rows = rows(&s);
+        for (i, v) in s.panels[1].values.iter_mut().enumerate() {
+            if !rows[1].contains(&i) {
+                v.iter_mut().for_each(|x| *x = None);
+            }
+        }
+        assert_eq!(panel_rows(&s.panels[1], &rows), [rows[1].clone()]);
+        assert_eq!(panel_rows(&s.panels[0], &rows), rows);
+        let (w, h) = size(&s);
+        assert_eq!(h, top_height(&s, w) + PANEL_H * (rows.len() + 1) as u32);
+        s.panels[1].values.iter_mut().flatten().for_each(|x| *x = None);
+        assert_eq!(panel_rows(&s.panels[1], &rows), rows);
     }
 }

@@ -175,14 +175,22 @@ where
         let x = chart.backend_coord(&(*at, span.end)).0;
         root.draw(&PathElement::new(vec![(x, top), (x, top + 6)], BLACK.stroke_width(1)))?;
     }
-    let names: Vec<(i32, i32)> =
-        bands.iter().map(|b| (chart.backend_coord(&(b.0, span.end)).0, text_width(b.2, 12))).collect();
+    // A name starts at its band, pulled left where it would run past the chart's right edge.
+    let right = root.dim_in_pixel().0 as i32 - 4;
+    let names: Vec<(i32, i32)> = bands
+        .iter()
+        .map(|b| {
+            let w = text_width(b.2, 12);
+            ((chart.backend_coord(&(b.0, span.end)).0 + 3).min(right - w), w)
+        })
+        .collect();
     let strip = top - 6 - STRIP_ROWS as i32 * STRIP_ROW;
     for ((x, _), (band, row)) in names.iter().zip(bands.iter().zip(strip_rows(&names, STRIP_ROWS))) {
         let Some(row) = row else { continue };
         let y = strip + row as i32 * STRIP_ROW;
-        root.draw(&PathElement::new(vec![(*x, y + 12), (*x, top)], BLACK.mix(0.3).stroke_width(1)))?;
-        root.draw(&Text::new(band.2, (x + 3, y), (SANS, 12).into_font()))?;
+        let at = chart.backend_coord(&(band.0, span.end)).0;
+        root.draw(&PathElement::new(vec![(at, y + 12), (at, top)], BLACK.mix(0.3).stroke_width(1)))?;
+        root.draw(&Text::new(band.2, (*x, y), (SANS, 12).into_font()))?;
     }
     chart.draw_series(l.points.iter().map(|&(t, v, s)| {
         let color = s.map_or(MOVED, state_color);
