@@ -141,7 +141,7 @@ pub fn main() -> ExitCode {
                 Ok(l) => l,
                 Err(e) => return fail(e),
             };
-            console::out(&terminal::list(&matrix::matrix(), &matrix::sets(), &libs, machine::cores()));
+            console::out(&terminal::list(&matrix::matrix(), matrix::sets(), &libs, machine::cores()));
             ExitCode::SUCCESS
         }
         Command::Doctor { watch: Some(d), .. } => {
@@ -309,13 +309,13 @@ fn measure_ab(options: Options) -> Result<ExitCode> {
 }
 
 /// `ipcbench report`, and the end of every run: every artefact, from the JSON alone; the folder
-/// it went into and what was built.
+/// it went into, the files read and what was built.
 fn report_of(
     files: &[PathBuf],
     out: Option<PathBuf>,
     versus: &[String],
     subject: Option<String>,
-) -> Result<(PathBuf, report::Built)> {
+) -> Result<(PathBuf, Vec<report::Source>, report::Built)> {
     let sources = report::load(files)?;
     let out = out.unwrap_or_else(|| report::default_out(files));
     let subject = match &subject {
@@ -324,7 +324,7 @@ fn report_of(
     };
     let built = report::build(&sources, &out, versus, &subject)?;
     console::say(&format!("ipcbench: the report ({} files) is in {}", built.written.len(), out.display()));
-    Ok((out, built))
+    Ok((out, sources, built))
 }
 
 /// `ipcbench report`, and with `--readme FILE` that file's blocks written again from the page
@@ -350,11 +350,11 @@ fn report_with_readme(
             .collect::<Result<Vec<_>>>()?,
         None => Vec::new(),
     };
-    let (out, built) = report_of(files, out, versus, subject)?;
-    if let Some(file) = file {
-        let doc = results::load(file)?;
+    let (out, sources, built) = report_of(files, out, versus, subject)?;
+    // `--readme` takes one file: the one source the report was built from.
+    if let (Some(file), [source]) = (file, sources.as_slice()) {
         for (readme, target) in targets {
-            let n = report::readme::update(&built.page, &doc, &out, target)?;
+            let n = report::readme::update(&built.page, &source.doc, &out, target)?;
             console::say(&format!(
                 "ipcbench: wrote {n} blocks of {} from {}",
                 readme.display(),

@@ -3,12 +3,21 @@
 
 /// Messages (or calls) per second: `23.02 M msg/s`, `742.7 k msg/s`, `980 msg/s`.
 pub fn rate(r: f64) -> String {
+    per_second(r, "msg/s")
+}
+
+/// A service's calls per second: `1.64 M calls/s`.
+pub fn calls(r: f64) -> String {
+    per_second(r, "calls/s")
+}
+
+fn per_second(r: f64, unit: &str) -> String {
     if r >= 1e6 {
-        format!("{:.2} M msg/s", r / 1e6)
+        format!("{:.2} M {unit}", r / 1e6)
     } else if r >= 1e3 {
-        format!("{:.1} k msg/s", r / 1e3)
+        format!("{:.1} k {unit}", r / 1e3)
     } else {
-        format!("{r:.0} msg/s")
+        format!("{r:.0} {unit}")
     }
 }
 

@@ -114,10 +114,14 @@ pub fn matrix() -> Vec<Case> {
     parse(MATRIX).expect("cases/matrix.toml is valid")
 }
 
-/// The matrix's named sets, in the file's order.
-pub fn sets() -> Vec<Set> {
-    // As `matrix`: a test parses the file and expands every set.
-    toml::from_str::<MatrixFile>(MATRIX).expect("cases/matrix.toml is valid").set
+/// The matrix's named sets, in the file's order: read once, as every selection of cases reads
+/// them.
+pub fn sets() -> &'static [Set] {
+    static SETS: std::sync::LazyLock<Vec<Set>> = std::sync::LazyLock::new(|| {
+        // As `matrix`: a test parses the file and expands every set.
+        toml::from_str::<MatrixFile>(MATRIX).expect("cases/matrix.toml is valid").set
+    });
+    &SETS
 }
 
 pub(super) fn parse(text: &str) -> Result<Vec<Case>> {

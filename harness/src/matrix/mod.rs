@@ -473,7 +473,7 @@ fn expand_sets(wanted: &[String], sets: &[Set], depth: usize) -> Result<Vec<Stri
 /// is named.
 pub fn select(all: &[Case], wanted: &[String]) -> Result<Vec<Case>> {
     let default = [format!("@{DEFAULT_SET}")];
-    let wanted = expand_sets(if wanted.is_empty() { &default } else { wanted }, &sets(), 0)?;
+    let wanted = expand_sets(if wanted.is_empty() { &default } else { wanted }, sets(), 0)?;
     let mut chosen: Vec<Case> = Vec::new();
     for w in &wanted {
         let hits: Vec<&Case> = all.iter().filter(|c| glob_match(w, &c.name)).collect();

@@ -72,7 +72,7 @@ fn msgs(r: &CaseResult) -> String {
 
 /// A service's rate: each message a call answered.
 fn calls(r: &CaseResult) -> String {
-    rate(per_s(r)).replace("msg/s", "calls/s")
+    crate::format::calls(per_s(r))
 }
 
 fn mode(r: &CaseResult) -> &'static str {

@@ -73,22 +73,15 @@ pub fn blocks(text: &str) -> Result<Vec<Marked>> {
     Ok(out)
 }
 
-/// Where a file's blocks point: `root`, the report's folder from the file (`results/run-<time>/`),
-/// and the page whose sections their links go to (none: the report's own `report.md`).
-pub struct Reach {
-    pub root: String,
-    pub sections_in: Option<String>,
-}
-
-/// Every block a Markdown file may hold of `doc`, the results file it names `name`: each section
-/// of `page`, then `run`, `sets` and `page`.
+/// Every block a Markdown file may hold of `doc`, the results file it names `name`, as `format`
+/// points into the report (`Target::reach`): each section of `page`, then `run`, `sets` and
+/// `page`.
 pub fn sections(
     page: &Page,
     doc: &Document,
     name: &str,
-    reach: &Reach,
+    format: &Markdown,
 ) -> Result<Vec<(&'static str, String)>> {
-    let format = Markdown { root: Some(reach.root.clone()), sections_in: reach.sections_in.clone() };
     let mut made = page
         .sections
         .iter()
@@ -98,7 +91,7 @@ pub fn sections(
         .collect::<Result<Vec<_>>>()?;
     let run = run_line(doc, name);
     // The whole page links to its own sections.
-    let here = Markdown { root: Some(reach.root.clone()), sections_in: Some(String::new()) };
+    let here = Markdown { root: format.root.clone(), sections_in: Some(String::new()) };
     let contents: String =
         page.sections.iter().map(|s| format!("- [{}](#{})\n", s.title, anchor(s.title))).collect();
     let mut whole = format!("{run}\n\n{contents}\n");
@@ -246,7 +239,7 @@ impl Target {
     /// Where its blocks point, the report's folder being `root` from the README's folder: links
     /// stay on the page when it holds the whole report, go to RESULTS.md beside it when that
     /// holds it, else to the report's own `report.md`.
-    pub fn reach(&self, root: String) -> Reach {
+    pub fn reach(&self, root: String) -> Markdown {
         let holds_page = |text: &str| {
             blocks(text).is_ok_and(|b| b.iter().any(|b| b.file == self.name && b.section == "page"))
         };
@@ -258,7 +251,7 @@ impl Target {
                 .filter(|t| holds_page(t))
                 .map(|_| RESULTS_PAGE.to_string())
         };
-        Reach { root, sections_in }
+        Markdown { root: Some(root), sections_in }
     }
 }
 
