@@ -1,10 +1,11 @@
 //! A chart per pattern, SVG and PNG (plotters): every library's bars side by side per case, each
 //! capped by its library's marker, on a log axis when the values span more than 30 times (every
-//! panel of one unit alike); a lossy broadcast's share lost and a service's p50 call in a panel
-//! of their own under the rates; the machine's floors (`floor`) as lines across the round-trip,
-//! latency and call panels and as a dash over each stream case (its copy floor). Cases go on in
-//! rows where one row would be wider than a README shows. Then the receive modes side by side
-//! per library, and (`scatter`) each library's rate against its CPU per message.
+//! panel of one unit alike; a figure there is a level, not a bar from where the axis starts); a
+//! lossy broadcast's share lost and a service's p50 call in a panel of their own under the rates;
+//! the machine's floors (`floor`) as lines across the round-trip, latency and call panels and as
+//! a dash over each stream case (its copy floor). Cases go on in rows where one row would be
+//! wider than a README shows. Then the receive modes side by side per library, and (`scatter`)
+//! each library's rate against its CPU per message.
 
 use std::ops::Range;
 use std::path::Path;
@@ -291,8 +292,18 @@ fn panel_rows(panel: &Panel, rows: &[Range<usize>]) -> Vec<Range<usize>> {
     if kept.is_empty() { rows.to_vec() } else { kept }
 }
 
+/// Under the title of a chart with a log panel: why its figures are levels, not bars.
+const LEVELS: &str = "On a log axis each figure is a level under its library's mark, not a bar from the \
+axis: a bar's length there would depend on where the axis starts.";
+
+/// The notes under the chart's title.
+fn notes(spec: &Spec) -> Vec<&'static str> {
+    let log = spec.panels.iter().any(|p| logarithmic(spec, p.scale));
+    if log { vec![LEVELS] } else { Vec::new() }
+}
+
 fn top_height(spec: &Spec, width: u32) -> u32 {
-    heading_height(&spec.title, &[], width) + 10 + LEGEND_ROW * legend_rows(spec, width).len() as u32
+    heading_height(&spec.title, &notes(spec), width) + 10 + LEGEND_ROW * legend_rows(spec, width).len() as u32
 }
 
 fn size(spec: &Spec) -> (u32, u32) {
@@ -307,8 +318,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawRe
     root.fill(&WHITE)?;
     let (w, _) = root.dim_in_pixel();
     let (top, mut rest) = root.split_vertically(top_height(spec, w));
-    heading(&top, &spec.title, &[])?;
-    let legend_top = heading_height(&spec.title, &[], w) as i32;
+    heading(&top, &spec.title, &notes(spec))?;
+    let legend_top = heading_height(&spec.title, &notes(spec), w) as i32;
     let items = legend_items(spec);
     for (r, row) in legend_rows(spec, w).iter().enumerate() {
         let mut x = 20;
@@ -336,11 +347,12 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, spec: &Spec) -> DrawRe
         for cases in &panel_rows(panel, &rows) {
             let (area, below) = rest.split_vertically(PANEL_H);
             rest = below;
-            let row = Row { cases: cases.clone(), slots: per };
             if logarithmic(spec, panel.scale) {
-                bars(&root, &area, (spec, panel, row), log_axis((lo / 2.0)..(hi * 2.0)), lo / 2.0)?;
+                let row = Row { cases: cases.clone(), slots: per, floor: lo / 2.0, log: true };
+                bars(&root, &area, (spec, panel, row), log_axis((lo / 2.0)..(hi * 2.0)))?;
             } else {
-                bars(&root, &area, (spec, panel, row), 0.0..hi * 1.15, 0.0)?;
+                let row = Row { cases: cases.clone(), slots: per, floor: 0.0, log: false };
+                bars(&root, &area, (spec, panel, row), 0.0..hi * 1.15)?;
             }
         }
     }
@@ -353,20 +365,26 @@ fn logarithmic(spec: &Spec, scale: Scale) -> bool {
     spec.panels.iter().filter(|p| p.scale == scale).filter_map(Panel::extent).any(|(lo, hi)| hi / lo > 30.0)
 }
 
-/// The cases one row of a panel draws, and the slots every row has (the last may leave some).
+/// The cases one row of a panel draws, the slots every row has (the last may leave some), and
+/// its axis: where it starts, and whether it is logarithmic (its figures then levels, not bars).
 struct Row {
     cases: Range<usize>,
     slots: usize,
+    floor: f64,
+    log: bool,
 }
 
+/// A level's thickness in pixels, on a log axis.
+const LEVEL: i32 = 4;
+
 /// One row of a panel's bars: drawn in pixels from the chart's own mapping, so each case's slot
-/// holds every series side by side, each bar capped by its library's marker.
+/// holds every series side by side, each bar (or level, on a log axis) capped by its library's
+/// marker.
 fn bars<DB: DrawingBackend, Y>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     (spec, panel, row): (&Spec, &Panel, Row),
     y: Y,
-    floor: f64,
 ) -> DrawResult<DB::ErrorType>
 where
     Y: AsRangedCoord<Value = f64>,
@@ -380,15 +398,19 @@ where
         .y_label_area_size(LEFT - 10)
         .build_cartesian_2d(0.0..row.slots as f64, y)?;
     let ticks = |v: &f64| if panel.scale == Scale::Micros { time_tick(*v) } else { number_tick(*v) };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
         .x_labels(0)
         .y_desc(panel.label)
         .y_label_formatter(&ticks)
         .label_style((SANS, 14))
-        .axis_desc_style((SANS, 15))
-        .draw()?;
+        .axis_desc_style((SANS, 15));
+    if !row.log {
+        // One faint line between two ticks: ten made a grey wash of a linear axis.
+        mesh.y_max_light_lines(1);
+    }
+    mesh.draw()?;
+    let floor = row.floor;
     let under = TextStyle::from((SANS, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     let n = spec.series.len() as i32;
     for (at, case) in row.cases.clone().enumerate() {
@@ -401,8 +423,10 @@ where
         for (j, (v, s)) in panel.values[case].iter().zip(&spec.series).enumerate() {
             let Some(v) = v.filter(|v| *v > 0.0) else { continue };
             let x = start + j as i32 * width;
-            let top = chart.backend_coord(&(at as f64, v)).1;
-            root.draw(&Rectangle::new([(x, top), (x + width - 1, left.1)], s.color.filled()))?;
+            let level = chart.backend_coord(&(at as f64, v)).1;
+            let (top, bottom) =
+                if row.log { (level - LEVEL / 2, level + LEVEL / 2) } else { (level, left.1) };
+            root.draw(&Rectangle::new([(x, top), (x + width - 1, bottom)], s.color.filled()))?;
             if let Some(marker) = s.marker.filter(|_| width >= 8) {
                 let r = (width / 2 - 1).min(5);
                 root.draw(&mark::<_, DB>(
@@ -477,5 +501,42 @@ mod tests {
         assert_eq!(h, top_height(&s, w) + PANEL_H * (rows.len() + 1) as u32);
         s.panels[1].values.iter_mut().flatten().for_each(|x| *x = None);
         assert_eq!(panel_rows(&s.panels[1], &rows), rows);
+    }
+
+    /// The heights of the rectangles an SVG draws in `fill`.
+    fn heights(svg: &str, fill: &str) -> Vec<f64> {
+        let attr = |rect: &str, name: &str| -> Option<f64> {
+            let at = rect.find(&format!(" {name}=\""))? + name.len() + 3;
+            rect[at..].split('"').next()?.parse().ok()
+        };
+        svg.split("<rect")
+            .skip(1)
+            .filter(|r| r.contains(&format!("fill=\"{fill}\"")))
+            .filter_map(|r| attr(r, "height"))
+            .collect()
+    }
+
+    /// On a log axis a figure is a level, never a bar from where the axis happens to start; on a
+    /// linear one, a bar from zero as tall as its figure.
+    #[test]
+    fn a_log_axis_draws_levels_and_a_linear_one_bars() {
+        font();
+        for (spread, log) in [(1000.0, true), (10.0, false)] {
+            let mut s = spec(2, 2, 1);
+            s.series[0].color = RGBColor(200, 10, 10);
+            s.panels[0].values = vec![vec![Some(1.0), Some(2.0)], vec![Some(spread), Some(3.0)]];
+            assert_eq!(logarithmic(&s, Scale::Mega), log);
+            let mut svg = String::new();
+            draw(SVGBackend::with_string(&mut svg, size(&s)).into_drawing_area(), &s).unwrap();
+            // The legend's swatch first, then a figure per case.
+            let all = heights(&svg, "#C80A0A");
+            assert_eq!(all.len(), 3, "a swatch and a figure per case: {all:?}");
+            let drawn = &all[1..];
+            if log {
+                assert!(drawn.iter().all(|h| *h <= LEVEL as f64 + 1.0), "levels: {drawn:?}");
+            } else {
+                assert!(drawn[1] > 5.0 * drawn[0], "bars as tall as their figures: {drawn:?}");
+            }
+        }
     }
 }

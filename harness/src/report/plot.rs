@@ -5,6 +5,7 @@
 //! and none of them on another's.
 
 mod layout;
+pub mod multiples;
 mod style;
 mod ticks;
 

@@ -6,19 +6,18 @@
 //! a panel than a reader can follow, each library has a small panel of its own, the others faint
 //! behind it.
 
-use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
-use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 
 use super::View;
 use super::families::Family;
+use super::plot::multiples::{Axes, Plot, SMALL, Trace, draw_trace, grid, grid_size};
 use super::plot::{
-    Chart, DrawResult, Entry, Place, ROW, SANS, Stroke, Style, column_style, heading, heading_height, legend,
-    legend_width, log_axis, log_span, mark, number_tick, runs, time_tick,
+    Chart, DrawResult, Entry, Place, ROW, SANS, Stroke, column_style, heading, heading_height, legend,
+    legend_width, log_span, number_tick, runs, time_tick,
 };
 use crate::matrix::{Case, Pace, Pattern, rate_label};
 use crate::results::{Figures, Measure, Status};
@@ -28,9 +27,6 @@ pub const SCALING: &str = "One line per library, in its better receive mode at e
 mark: polling; hollow: waiting), both axes logarithmic; a point is the median of that mode's runs, and a \
 line joins two counts both measured. Where more than eight libraries share a chart, each has a panel of \
 its own, the others faint behind it.";
-
-/// The most lines one panel draws; more go in a panel each.
-const SMALL: usize = 8;
 
 /// A group's chart needs this many counts at least.
 const LEAST_POINTS: usize = 3;
@@ -170,14 +166,9 @@ pub fn sustainable(view: &View) -> Option<Vec<Option<(u64, RecvMode)>>> {
     Some(per_column)
 }
 
-/// A library's line: its label and style, its runs (broken where a count has no figure) and
-/// its marks (filled where polling was the better mode).
-struct Line {
-    label: String,
-    style: Style,
-    runs: Vec<Vec<(f64, f64)>>,
-    marks: Vec<(f64, f64, bool)>,
-}
+/// A library's line: its runs broken where a count has no figure, its marks filled where
+/// polling was the better mode.
+type Line = Trace;
 
 /// Each column's line of one figure across a group's cases, each count in its better mode.
 fn lines(view: &View, cases: &[(f64, String)], panel: Panel) -> Vec<Line> {
@@ -194,7 +185,8 @@ fn lines(view: &View, cases: &[(f64, String)], panel: Panel) -> Vec<Line> {
         let runs = runs(points.iter().map(|p| p.map(|(x, y, _)| (x, y))));
         if !runs.is_empty() {
             let marks = points.into_iter().flatten().collect();
-            out.push(Line { label: view.column_label(col), style: column_style(view, col), runs, marks });
+            let (label, style) = (view.column_label(col), column_style(view, col));
+            out.push(Line { label, style, runs, marks, dashed: false });
         }
     }
     out
@@ -205,21 +197,13 @@ fn family(pattern: Pattern) -> Family {
     Family::of(crate::results::shows::Gathered::Pattern(pattern))
 }
 
-/// One line per panel's plot, beside its legend; small multiples in a grid of this many across.
+/// One line per panel's plot, beside its legend.
 const PLOT_W: u32 = 1000;
 const PANEL_H: u32 = 430;
-const COLUMNS: usize = 5;
-const CELL_W: u32 = 300;
-const CELL_H: u32 = 230;
-const CAPTION: u32 = 34;
 
 /// A panel's height: a plot tall enough for its legend, or a caption over its grid of panels.
 fn panel_height(lines: usize) -> u32 {
-    if lines > SMALL {
-        CAPTION + CELL_H * lines.div_ceil(COLUMNS) as u32
-    } else {
-        PANEL_H.max(80 + ROW as u32 * lines as u32)
-    }
+    if lines > SMALL { grid_size(lines).1 } else { PANEL_H.max(80 + ROW as u32 * lines as u32) }
 }
 
 /// A chart's size: as wide as its grid or its plot and widest legend, as tall as its panels.
@@ -231,7 +215,7 @@ fn size(title: &str, panels: &[(Panel, Vec<Line>)]) -> (u32, u32) {
     };
     let w = panels
         .iter()
-        .map(|(_, l)| if l.len() > SMALL { 60 + CELL_W * COLUMNS as u32 } else { PLOT_W + 20 + legend(l) })
+        .map(|(_, l)| if l.len() > SMALL { grid_size(l.len()).0 } else { PLOT_W + 20 + legend(l) })
         .max()
         .unwrap_or(PLOT_W);
     (w, heading_height(title, &[SCALING], w) + panels.iter().map(|(_, l)| panel_height(l.len())).sum::<u32>())
@@ -281,56 +265,26 @@ fn plot<DB: DrawingBackend>(
     root.present()
 }
 
-type Axis = WithKeyPoints<LogCoord<f64>>;
-type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<Axis, Axis>>;
-
-/// The axes' spans: the counts measured (and a tick at each, `most` at most), and the figure's.
-fn spans(lines: &[Line], most: usize) -> (Range<f64>, Vec<f64>, Range<f64>) {
+/// The axes: the counts measured (and a tick at each, `most` at most) along, the figure's span
+/// up, each tick read in its unit.
+fn axes<'a>(
+    lines: &[Line],
+    most: usize,
+    text: &'a (impl Fn(&f64) -> String, impl Fn(&f64) -> String),
+) -> Axes<'a> {
     let mut counts: Vec<f64> = lines.iter().flat_map(|l| l.marks.iter().map(|m| m.0)).collect();
     counts.sort_by(f64::total_cmp);
     counts.dedup();
-    let ticks = counts.iter().copied().step_by(counts.len().div_ceil(most).max(1)).collect();
+    let x_ticks = counts.iter().copied().step_by(counts.len().div_ceil(most).max(1)).collect();
     let (lo, hi) = (counts.first().copied().unwrap_or(1.0), counts.last().copied().unwrap_or(1.0));
     let y = log_span(lines.iter().flat_map(|l| l.marks.iter().map(|m| m.1)), 1.5);
-    ((lo / 1.3)..(hi * 1.3), ticks, y)
+    Axes { x: (lo / 1.3)..(hi * 1.3), x_ticks, y, x_text: &text.0, y_text: &text.1 }
 }
 
-/// A panel's mesh: the counts along, the figure up, in its unit.
-fn mesh<DB: DrawingBackend>(
-    chart: &mut Plot<'_, DB>,
-    over: Over,
-    panel: &Panel,
-    small: bool,
-) -> DrawResult<DB::ErrorType> {
-    let x = |v: &f64| over.label(*v);
-    let y = |v: &f64| if panel.time { time_tick(*v) } else { number_tick(*v) };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_label_formatter(&x).y_label_formatter(&y).label_style((SANS, if small { 11 } else { 13 }));
-    if !small {
-        mesh.x_desc(over.desc()).y_desc(panel.unit).axis_desc_style((SANS, 14));
-    }
-    mesh.draw()
-}
-
-/// A faint grey: the other libraries behind one's own panel.
-const FAINT: RGBColor = RGBColor(215, 215, 215);
-
-/// A line, its runs joined and its marks on them; or, faint, its runs alone.
-fn draw_line<DB: DrawingBackend>(
-    chart: &mut Plot<'_, DB>,
-    line: &Line,
-    faint: bool,
-) -> DrawResult<DB::ErrorType> {
-    let style = if faint { FAINT.stroke_width(1) } else { line.style.color.stroke_width(2) };
-    for run in &line.runs {
-        chart.draw_series(LineSeries::new(run.iter().copied(), style))?;
-    }
-    if !faint {
-        chart.draw_series(
-            line.marks.iter().map(|&(x, y, filled)| mark::<_, DB>((x, y), line.style, filled, 4)),
-        )?;
-    }
-    Ok(())
+/// How a panel's ticks read: the counts along, the figure up in its unit.
+fn tick_text(over: Over, panel: &Panel) -> (impl Fn(&f64) -> String, impl Fn(&f64) -> String) {
+    let time = panel.time;
+    (move |v: &f64| over.label(*v), move |v: &f64| if time { time_tick(*v) } else { number_tick(*v) })
 }
 
 /// Every line in one plot, its legend beside it.
@@ -344,16 +298,25 @@ fn single<DB: DrawingBackend>(
         lines.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Solid)).collect();
     let (plot, beside) = area.split_horizontally(PLOT_W);
     legend(&beside, (10, 60), &entries)?;
-    let (x, ticks, y) = spans(lines, 12);
-    let mut chart = ChartBuilder::on(&plot)
+    let text = tick_text(over, panel);
+    let axes = axes(lines, 12, &text);
+    let mut chart: Plot<'_, DB> = ChartBuilder::on(&plot)
         .margin(16)
         .caption(panel.title, (SANS, 17))
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(x.log_scale().with_key_points(ticks), log_axis(y))?;
-    mesh(&mut chart, over, panel, false)?;
+        .build_cartesian_2d(axes.x_axis(), axes.y_axis())?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(axes.x_text)
+        .y_label_formatter(axes.y_text)
+        .label_style((SANS, 13))
+        .x_desc(over.desc())
+        .y_desc(panel.unit)
+        .axis_desc_style((SANS, 14))
+        .draw()?;
     for line in lines {
-        draw_line(&mut chart, line, false)?;
+        draw_trace(&mut chart, line, false)?;
     }
     Ok(())
 }
@@ -365,35 +328,20 @@ fn multiples<DB: DrawingBackend>(
     panel: &Panel,
     lines: &[Line],
 ) -> DrawResult<DB::ErrorType> {
-    let (caption, grid) = area.split_vertically(CAPTION);
     let words = format!(
         "{} ({}), {}: a panel per library, the others faint behind it",
         panel.title,
         panel.unit,
         over.desc()
     );
-    caption.draw(&Text::new(words, (20, 8), (SANS, 17).into_font()))?;
-    let (x, ticks, y) = spans(lines, 5);
-    let cells = grid.split_evenly((lines.len().div_ceil(COLUMNS), COLUMNS));
-    for (line, cell) in lines.iter().zip(&cells) {
-        let mut chart = ChartBuilder::on(cell)
-            .margin(6)
-            .caption(&line.label, (SANS, 14))
-            .x_label_area_size(22)
-            .y_label_area_size(56)
-            .build_cartesian_2d(x.clone().log_scale().with_key_points(ticks.clone()), log_axis(y.clone()))?;
-        mesh(&mut chart, over, panel, true)?;
-        for other in lines.iter().filter(|o| !std::ptr::eq(*o, line)) {
-            draw_line(&mut chart, other, true)?;
-        }
-        draw_line(&mut chart, line, false)?;
-    }
-    Ok(())
+    let text = tick_text(over, panel);
+    grid(area, &words, lines, &axes(lines, 5, &text), None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::plot::multiples::{CAPTION, CELL_H};
 
     fn line(n: usize) -> Line {
         Line {
@@ -401,6 +349,7 @@ mod tests {
             style: super::super::plot::CONTROL,
             runs: Vec::new(),
             marks: Vec::new(),
+            dashed: false,
         }
     }
 

@@ -14,9 +14,10 @@ use plotters::prelude::*;
 use super::View;
 use super::floor;
 use super::model::{Cell, Table};
+use super::plot::multiples::{Axes, Plot, SMALL, Trace, draw_trace, grid, grid_size};
 use super::plot::{
     Chart, DrawResult, Entry, Place, SANS, Stroke, Style, column_style, heading, heading_height, legend,
-    legend_width, log_span, mark, mode_color, number_tick, runs, time_tick,
+    legend_width, log_span, mode_color, number_tick, runs, time_tick,
 };
 use crate::format::{bandwidth, nanos, rate};
 use crate::matrix::{Pattern, size_label};
@@ -156,6 +157,52 @@ impl Panel {
             self.floor.iter().map(|(label, color, _)| Entry::line(label.clone(), *color, Stroke::Dashed));
         solid.chain(dashed).chain(floor).collect()
     }
+
+    /// Whether its lines are more than one plot shows a reader: then a panel each.
+    fn crowded(&self) -> bool {
+        self.lines.len() + self.dashed.len() > SMALL
+    }
+
+    /// Its height: a plot tall enough for its legend, or a grid of small panels.
+    fn height(&self) -> u32 {
+        if self.crowded() {
+            grid_size(self.lines.len() + self.dashed.len()).1
+        } else {
+            PANEL_H.max(80 + super::plot::ROW as u32 * self.entries().len() as u32)
+        }
+    }
+
+    /// Its lines as the small panels draw them, the dashed ones with hollow marks.
+    fn traces(&self) -> Vec<Trace> {
+        let of = |l: &Line, dashed: bool| Trace {
+            label: l.label.clone(),
+            style: l.style,
+            runs: l.runs.clone(),
+            marks: l.runs.iter().flatten().map(|&(x, y)| (x, y, !dashed)).collect(),
+            dashed,
+        };
+        self.lines.iter().map(|l| of(l, false)).chain(self.dashed.iter().map(|l| of(l, true))).collect()
+    }
+
+    /// Its axes: a tick at each size measured (thinned to `most`), the figure's span up, in
+    /// its unit; None where it has no point.
+    fn axes<'a>(&self, most: usize, y_text: &'a dyn Fn(&f64) -> String) -> Option<Axes<'a>> {
+        let points = self.lines.iter().chain(&self.dashed).flat_map(|l| l.runs.iter().flatten().copied());
+        let all: Vec<(f64, f64)> =
+            points.chain(self.floor.iter().flat_map(|f| f.2.iter().copied())).collect();
+        let mut measured: Vec<f64> = all.iter().map(|p| p.0).collect();
+        measured.sort_by(f64::total_cmp);
+        measured.dedup();
+        let (lo, hi) = (*measured.first()?, *measured.last()?);
+        Some(Axes {
+            x: (lo / 1.3)..(hi * 1.3),
+            // So that the labels keep apart.
+            x_ticks: measured.iter().copied().step_by(measured.len().div_ceil(most)).collect(),
+            y: log_span(all.iter().map(|p| p.1), 1.5),
+            x_text: &size_text,
+            y_text,
+        })
+    }
 }
 
 /// `sizes.svg` and `sizes.png`, or nothing when the view holds no sweep.
@@ -222,13 +269,15 @@ const PLOT_W: u32 = 1000;
 const PANEL_H: u32 = 430;
 
 /// `{name}.svg` and `{name}.png`: the panels one above the other, each with its legend beside
-/// it, under a title and a subtitle.
+/// it (or a grid of small panels, where it has more lines than a plot shows), under a title and
+/// a subtitle.
 pub(super) fn draw_panels(dir: &Path, chart: Chart, subtitle: &str, panels: &[Panel]) -> Result<Chart> {
     let (svg, png) = (dir.join(format!("{}.svg", chart.name)), dir.join(format!("{}.png", chart.name)));
     let legend = panels.iter().map(|p| legend_width(&p.entries())).max().unwrap_or(0).clamp(160, 560);
-    let w = PLOT_W + legend as u32 + 20;
-    let tall = |p: &Panel| PANEL_H.max(80 + super::plot::ROW as u32 * p.entries().len() as u32);
-    let size = (w, heading_height(&chart.title, &[subtitle], w) + panels.iter().map(tall).sum::<u32>());
+    let grid = panels.iter().filter(|p| p.crowded()).map(|p| grid_size(p.lines.len() + p.dashed.len()).0);
+    let w = grid.fold(PLOT_W + legend as u32 + 20, u32::max);
+    let size =
+        (w, heading_height(&chart.title, &[subtitle], w) + panels.iter().map(Panel::height).sum::<u32>());
     plot(SVGBackend::new(&svg, size).into_drawing_area(), (&chart.title, subtitle), panels)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
     super::plot::png(&png, size, |root| plot(root, (&chart.title, subtitle), panels))?;
@@ -244,64 +293,119 @@ fn plot<DB: DrawingBackend>(
     let (top, mut rest) = root.split_vertically(heading_height(title, &[subtitle], root.dim_in_pixel().0));
     heading(&top, title, &[subtitle])?;
     for panel in panels {
-        let entries = panel.entries();
-        let (whole, below) =
-            rest.split_vertically(PANEL_H.max(80 + super::plot::ROW as u32 * entries.len() as u32));
+        let (whole, below) = rest.split_vertically(panel.height());
         rest = below;
-        let (area, beside) = whole.split_horizontally(PLOT_W);
-        legend(&beside, (10, 60), &entries)?;
-        draw_panel(&area, panel)?;
+        if panel.crowded() {
+            small_panels(&whole, panel)?;
+        } else {
+            let (area, beside) = whole.split_horizontally(PLOT_W);
+            legend(&beside, (10, 60), &panel.entries())?;
+            draw_panel(&area, panel)?;
+        }
     }
     root.present()
 }
 
+/// A size tick: `4KiB`.
+fn size_text(v: &f64) -> String {
+    size_label(v.round() as usize)
+}
+
+/// How a panel's figure reads on its axis.
+fn y_text(panel: &Panel) -> impl Fn(&f64) -> String {
+    let time = panel.time;
+    move |v: &f64| if time { time_tick(*v) } else { number_tick(*v) }
+}
+
 /// One panel: its lines on log axes, a tick at every size measured.
 fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> DrawResult<DB::ErrorType> {
-    let points = panel.lines.iter().chain(&panel.dashed).flat_map(|l| l.runs.iter().flatten().copied());
-    let all = points.chain(panel.floor.iter().flat_map(|f| f.2.iter().copied()));
-    if all.clone().next().is_none() {
-        return Ok(());
-    }
-    let mut measured: Vec<f64> = all.clone().map(|p| p.0).collect();
-    measured.sort_by(f64::total_cmp);
-    measured.dedup();
-    // A tick at each size measured, thinned to a dozen or so, so that the labels keep apart.
-    let ticks: Vec<f64> = measured.iter().copied().step_by(measured.len().div_ceil(12)).collect();
-    let (lo, hi) = (measured[0], measured[measured.len() - 1]);
-    let x = ((lo / 1.3)..(hi * 1.3)).log_scale().with_key_points(ticks);
-    let y = super::plot::log_axis(log_span(all.map(|p| p.1), 1.5));
-    let mut chart = ChartBuilder::on(area)
+    let text = y_text(panel);
+    let Some(axes) = panel.axes(12, &text) else { return Ok(()) };
+    let mut chart: Plot<'_, DB> = ChartBuilder::on(area)
         .margin(16)
         .caption(panel.title, (SANS, 17))
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(x, y)?;
-    let y_ticks = |v: &f64| if panel.time { time_tick(*v) } else { number_tick(*v) };
+        .build_cartesian_2d(axes.x_axis(), axes.y_axis())?;
     chart
         .configure_mesh()
         .x_desc("message size")
         .y_desc(panel.unit)
-        .x_label_formatter(&|v| size_label(v.round() as usize))
-        .y_label_formatter(&y_ticks)
+        .x_label_formatter(axes.x_text)
+        .y_label_formatter(axes.y_text)
         .label_style((SANS, 13))
         .axis_desc_style((SANS, 14))
         .draw()?;
-    for (lines, dashed) in [(&panel.lines, false), (&panel.dashed, true)] {
-        for line in lines {
-            let style = ShapeStyle::from(&line.style.color).stroke_width(2);
-            for run in &line.runs {
-                if dashed {
-                    chart.draw_series(DashedLineSeries::new(run.iter().copied(), 8, 5, style))?;
-                } else {
-                    chart.draw_series(LineSeries::new(run.iter().copied(), style))?;
-                }
-                chart.draw_series(run.iter().map(|&p| mark::<_, DB>(p, line.style, !dashed, 4)))?;
-            }
-        }
+    for trace in panel.traces() {
+        draw_trace(&mut chart, &trace, false)?;
     }
     if let Some((_, color, points)) = &panel.floor {
         let style = ShapeStyle::from(color).stroke_width(1);
         chart.draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))?;
     }
     Ok(())
+}
+
+/// A crowded panel: a small panel per library, its floor dashed across each.
+fn small_panels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+) -> DrawResult<DB::ErrorType> {
+    let text = y_text(panel);
+    let Some(axes) = panel.axes(5, &text) else { return Ok(()) };
+    let floor =
+        panel.floor.as_ref().map(|(label, _, _)| format!("; dashed: the {label}")).unwrap_or_default();
+    let words = format!(
+        "{} ({}) against the message size: a panel per library, the others faint behind it{floor}",
+        panel.title, panel.unit
+    );
+    let reference = panel.floor.as_ref().map(|(_, color, points)| (*color, points.as_slice()));
+    grid(area, &words, &panel.traces(), &axes, reference)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::plot::{CONTROL, MAX_W, font};
+
+    fn panel(lines: usize) -> Panel {
+        let line = |i| Line {
+            label: format!("library {i}"),
+            style: CONTROL,
+            runs: vec![vec![(16.0, 1.0 + i as f64), (1024.0, 2.0)], vec![(65536.0, 0.5)]],
+        };
+        Panel {
+            title: "Stream rate",
+            unit: "M msg/s",
+            time: false,
+            lines: (0..lines).map(line).collect(),
+            dashed: Vec::new(),
+            floor: Some(("copy floor".into(), BLACK, vec![(16.0, 9.0), (65536.0, 3.0)])),
+        }
+    }
+
+    /// A sweep of fifteen libraries goes into a small panel each, eight share one plot; the
+    /// chart is no wider than a README shows and as tall as its panels.
+    #[test]
+    fn a_sweep_of_many_libraries_goes_in_small_panels() {
+        assert!(panel(15).crowded() && !panel(8).crowded());
+        assert_eq!(panel(15).height(), grid_size(15).1);
+        assert_eq!(panel(15).traces().len(), 15);
+        assert_eq!(panel(15).traces()[0].marks.len(), 3, "a mark at each size measured");
+        font();
+        let dir = std::env::temp_dir().join(format!("ipcbench-sizes-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chart = Chart { name: "sizes".into(), title: "Across message sizes".into(), place: Place::Sizes };
+        draw_panels(&dir, chart, "a subtitle", &[panel(15), panel(8)]).unwrap();
+        let svg = std::fs::read_to_string(dir.join("sizes.svg")).unwrap();
+        let width: u32 =
+            svg.split("width=\"").nth(1).and_then(|w| w.split('"').next()).unwrap().parse().unwrap();
+        assert!(width <= MAX_W, "{width} px wide");
+        for i in 0..15 {
+            // plotters writes a text's words on a line of their own.
+            assert!(svg.contains(&format!("\nlibrary {i}\n")), "library {i}'s panel");
+        }
+        assert!(std::fs::metadata(dir.join("sizes.png")).unwrap().len() > 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

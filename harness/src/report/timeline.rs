@@ -61,13 +61,19 @@ fn line(doc: &Document) -> Option<Line> {
         return None;
     }
     cases.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let shares: Vec<String> =
-        doc.states.iter().map(|s| format!("{} {} of the runs", s.label, whole_percent(s.share))).collect();
+    let states = match doc.states.as_slice() {
+        [] => "no host state told apart".to_string(),
+        [one] => format!("one host state, {}, all through", one.label),
+        many => {
+            let shares: Vec<String> =
+                many.iter().map(|s| format!("state {} {}", s.label, whole_percent(s.share))).collect();
+            format!("of the runs: {}", shares.join(", "))
+        }
+    };
     Some(Line {
         title: format!(
-            "The host across the run ({}): its {figure} before and after each run; {}",
-            doc.started,
-            shares.join(", ")
+            "The host across the run ({}): its {figure} before and after each run; {states}",
+            doc.started
         ),
         points,
         cases,

@@ -102,6 +102,12 @@ pub fn legend<DB: DrawingBackend>(
         let style = ShapeStyle::from(&e.color).stroke_width(2);
         match e.stroke {
             Stroke::Solid => area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style))?,
+            // Its dashes stand clear of the mark, which a dashed series draws hollow, as its
+            // plot does: a filled mark over two dashes read as a solid line.
+            Stroke::Dashed if e.marker.is_some() => {
+                area.draw(&PathElement::new(vec![(x - 2, y), (x + 4, y)], style))?;
+                area.draw(&PathElement::new(vec![(x + 24, y), (x + 30, y)], style))?;
+            }
             Stroke::Dashed => {
                 area.draw(&PathElement::new(vec![(x, y), (x + 9, y)], style))?;
                 area.draw(&PathElement::new(vec![(x + 19, y), (x + 28, y)], style))?;
@@ -109,7 +115,8 @@ pub fn legend<DB: DrawingBackend>(
             Stroke::Mark => {}
         }
         if let Some(marker) = e.marker {
-            area.draw(&mark::<_, DB>((x + 14, y), Style { color: e.color, marker }, true, 4))?;
+            let filled = e.stroke != Stroke::Dashed;
+            area.draw(&mark::<_, DB>((x + 14, y), Style { color: e.color, marker }, filled, 4))?;
         } else if e.stroke == Stroke::Mark {
             area.draw(&Rectangle::new([(x + 7, y - 7), (x + 21, y + 7)], e.color.filled()))?;
         }
