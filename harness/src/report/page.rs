@@ -148,7 +148,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         sections.push(section(
             "sizes",
             Place::Sizes.title(),
-            vec![at(Place::Sizes), Block::Table(sizes::table(view)), Block::Method(sizes::SIZES.into())],
+            vec![at(Place::Sizes), Block::Table(sizes::table(view)), Block::Method(sizes::method(view))],
         ));
     }
     if loans::present(view) {

@@ -24,10 +24,27 @@ use crate::matrix::{Pattern, size_label};
 use crate::results::{CaseResult, Status};
 use ipcbench_api::{RecvMode, Transfer};
 
-pub const SIZES: &str = "Each library's stream rate, its bandwidth (rate × size) and its round trip's p50 \
-against the message size, in its better receive mode (log axes). The dashed black line is the machine's copy \
-floor (one buffer copied into another at that size), the blue one its polling round-trip floor. A line joins \
-two sizes both measured: a size a library did not carry leaves a gap.";
+/// What the section's chart and table show: the round trips' panel and floor only where the
+/// view has round trips at enough sizes for one.
+pub fn method(view: &View) -> String {
+    let rtt = sizes(view, Pattern::StreamRtt, Transfer::Copy).len() >= SWEEP;
+    let (figures, floors) = if rtt {
+        (
+            "stream rate, its bandwidth (rate × size) and its round trip's p50",
+            "copy floor (one buffer copied into another at that size), the blue one its polling round-trip floor",
+        )
+    } else {
+        (
+            "stream rate and its bandwidth (rate × size)",
+            "copy floor (one buffer copied into another at that size)",
+        )
+    };
+    format!(
+        "Each library's {figures} against the message size, in its better receive mode (log axes). The dashed \
+         black line is the machine's {floors}. A line joins two sizes both measured: a size a library did not \
+         carry leaves a gap. Past eight libraries, each has a panel of its own, the others faint behind it."
+    )
+}
 
 /// Streams at fewer sizes than this are cases, not a sweep.
 const SWEEP: usize = 3;

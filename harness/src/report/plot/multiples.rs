@@ -97,6 +97,8 @@ pub fn grid<DB: DrawingBackend>(
     for (trace, cell) in traces.iter().zip(&cells) {
         let mut chart = ChartBuilder::on(cell)
             .margin(6)
+            // Room for the last count's label, centred on the panel's right edge.
+            .margin_right(24)
             .caption(&trace.label, (SANS, 14))
             .x_label_area_size(22)
             .y_label_area_size(56)
