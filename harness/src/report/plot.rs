@@ -1,8 +1,8 @@
 //! What every chart shares: the compiled-in font, each library's colour and marker (`style`),
 //! a chart's file names and the place the report shows it, the widest a chart may be, the axes'
-//! ticks (`ticks`), legends beside the data and labels placed apart (`layout`). The charts'
-//! modules (`charts`, `scatter`, `sizes`, `scaling`, `spectrum`, `timeline`, `ab`) draw on this,
-//! and none of them on another's.
+//! ticks (`ticks`), legends beside the data and labels placed apart (`layout`), lines on log
+//! axes and their small multiples (`multiples`). The charts' modules (`charts`, `scatter`,
+//! `sizes`, `scaling`, `spectrum`, `timeline`, `ab`) draw on this, and none of them on another's.
 
 mod layout;
 pub mod multiples;

@@ -114,21 +114,33 @@ fn a_slow_subscriber_holds_back_a_lossless_broadcast_and_loses_alone_in_a_lossy_
     let mut c = bin();
     c.args(["run", "broadcast/*/4sub-1slow/16B", "--lib", THREE, "--slow-work", "200us", "--runs", "1"])
         // A second's window: ZeroMQ's publisher, once its queues are full, is let go only when a
-        // subscriber has read half of its queue (its low-water mark), a tenth of a second here.
+        // subscriber has read half of its queue (its low-water mark), a tenth of a second here
+        // on an idle machine, the whole window on a busy one (`is_a_held_back_publisher`).
         .args(["--duration", "1s", "--warmup", "300ms", "--out"])
         .arg(&t.out);
     let (pid, out) = to_the_end(&mut c);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = the_json(&t.out);
+    // The one failure a run may have here: a lossless publisher held back to nothing in its
+    // window. Any other fails the test.
+    let mut held = 0;
+    for r in doc["results"].as_array().unwrap().iter().filter(|r| r["status"] == "failed") {
+        assert!(is_a_held_back_publisher(r), "{} {}: {}", r["case"], r["library"], r["reason"]);
+        eprintln!("{} {}: held back to nothing: {}", r["case"], r["library"], r["reason"]);
+        held += 1;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() || (held > 0 && out.status.code() == Some(1)), "{stderr}");
     every_message_arrived(&doc);
     assert_eq!(doc["settings"]["slow_work_s"], 0.0002);
     for lib in THREE.split(',') {
         let case = "broadcast/lossless/4sub-1slow/16B";
-        let (others, slow) =
-            (figure(&doc, case, lib, "msgs_per_s"), figure(&doc, case, lib, "slow_msgs_per_s"));
-        // Every subscriber gets every message and the queues are full from the warm-up, so the
-        // publisher sends no faster than the slow one takes them (a window's edges aside).
-        assert!(others <= PACE * 1.25 && slow <= PACE * 1.25, "{case} {lib}: {others} {slow}");
+        if !is_a_held_back_publisher(results_of(&doc, case, lib)) {
+            let (others, slow) =
+                (figure(&doc, case, lib, "msgs_per_s"), figure(&doc, case, lib, "slow_msgs_per_s"));
+            // Every subscriber gets every message and the queues are full from the warm-up, so
+            // the publisher sends no faster than the slow one takes them (a window's edges aside).
+            assert!(others <= PACE * 1.25 && slow <= PACE * 1.25, "{case} {lib}: {others} {slow}");
+        }
         let case = "broadcast/lossy/4sub-1slow/16B";
         let (lost, slow_lost) =
             (figure(&doc, case, lib, "lost_share"), figure(&doc, case, lib, "slow_lost_share"));
