@@ -102,16 +102,17 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
         .into_iter()
         .filter(|k| sizes::sizes(view, k.0, Transfer::Loan).len() >= 2)
         .map(|(pattern, title, unit, time, value)| {
-            let dashed = sizes::lines(view, (pattern, Transfer::Loan), " loan", value);
+            let loans = sizes::lines(view, (pattern, Transfer::Loan), " loan", value);
             // Each library with a loan line has its copy beside it; no other library's copy.
             let lent = |label: &str| {
-                dashed.iter().any(|d| d.label.strip_suffix(" loan") == label.strip_suffix(" copy"))
+                loans.iter().any(|d| d.label.strip_suffix(" loan") == label.strip_suffix(" copy"))
             };
-            let lines = sizes::lines(view, (pattern, Transfer::Copy), " copy", value)
+            let mut lines: Vec<_> = sizes::lines(view, (pattern, Transfer::Copy), " copy", value)
                 .into_iter()
                 .filter(|l| lent(&l.label))
                 .collect();
-            Panel { title, unit, time, lines, dashed, floor: None }
+            lines.extend(loans);
+            Panel { title, unit, time, lines, floor: None }
         })
         .collect();
     if panels.is_empty() {

@@ -14,10 +14,10 @@ use plotters::prelude::*;
 
 use super::View;
 use super::families::Family;
-use super::plot::multiples::{Axes, Plot, SMALL, Trace, draw_trace, grid, grid_size};
+use super::plot::multiples::{Axes, SMALL, Trace, draw_trace, figure_text, full_plot, grid, grid_size};
 use super::plot::{
-    Chart, DrawResult, Entry, Place, ROW, SANS, Stroke, column_style, heading, heading_height, legend,
-    legend_width, log_span, number_tick, runs, time_tick,
+    Chart, DrawResult, Entry, Place, ROW, Stroke, column_style, heading, heading_height, legend,
+    legend_width, log_span, runs,
 };
 use crate::matrix::{Case, Pace, Pattern, rate_label};
 use crate::results::{Figures, Measure, Status};
@@ -266,25 +266,15 @@ fn plot<DB: DrawingBackend>(
 }
 
 /// The axes: the counts measured (and a tick at each, `most` at most) along, the figure's span
-/// up, each tick read in its unit.
-fn axes<'a>(
-    lines: &[Line],
-    most: usize,
-    text: &'a (impl Fn(&f64) -> String, impl Fn(&f64) -> String),
-) -> Axes<'a> {
+/// up, each tick read in its unit (`x_text`: the counts').
+fn axes<'a>(lines: &[Line], most: usize, x_text: &'a dyn Fn(&f64) -> String, time: bool) -> Axes<'a> {
     let mut counts: Vec<f64> = lines.iter().flat_map(|l| l.marks.iter().map(|m| m.0)).collect();
     counts.sort_by(f64::total_cmp);
     counts.dedup();
     let x_ticks = counts.iter().copied().step_by(counts.len().div_ceil(most).max(1)).collect();
     let (lo, hi) = (counts.first().copied().unwrap_or(1.0), counts.last().copied().unwrap_or(1.0));
     let y = log_span(lines.iter().flat_map(|l| l.marks.iter().map(|m| m.1)), 1.5);
-    Axes { x: (lo / 1.3)..(hi * 1.3), x_ticks, y, x_text: &text.0, y_text: &text.1 }
-}
-
-/// How a panel's ticks read: the counts along, the figure up in its unit.
-fn tick_text(over: Over, panel: &Panel) -> (impl Fn(&f64) -> String, impl Fn(&f64) -> String) {
-    let time = panel.time;
-    (move |v: &f64| over.label(*v), move |v: &f64| if time { time_tick(*v) } else { number_tick(*v) })
+    Axes { x: (lo / 1.3)..(hi * 1.3), x_ticks, y, x_text, y_text: figure_text(time) }
 }
 
 /// Every line in one plot, its legend beside it.
@@ -296,25 +286,11 @@ fn single<DB: DrawingBackend>(
 ) -> DrawResult<DB::ErrorType> {
     let entries: Vec<Entry> =
         lines.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Solid)).collect();
-    let (plot, beside) = area.split_horizontally(PLOT_W);
+    let (area, beside) = area.split_horizontally(PLOT_W);
     legend(&beside, (10, 60), &entries)?;
-    let text = tick_text(over, panel);
-    let axes = axes(lines, 12, &text);
-    let mut chart: Plot<'_, DB> = ChartBuilder::on(&plot)
-        .margin(16)
-        .caption(panel.title, (SANS, 17))
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(axes.x_axis(), axes.y_axis())?;
-    chart
-        .configure_mesh()
-        .x_label_formatter(axes.x_text)
-        .y_label_formatter(axes.y_text)
-        .label_style((SANS, 13))
-        .x_desc(over.desc())
-        .y_desc(panel.unit)
-        .axis_desc_style((SANS, 14))
-        .draw()?;
+    let counts = |v: &f64| over.label(*v);
+    let axes = axes(lines, 12, &counts, panel.time);
+    let mut chart = full_plot(&area, panel.title, (over.desc(), panel.unit), &axes)?;
     for line in lines {
         draw_trace(&mut chart, line, false)?;
     }
@@ -334,8 +310,8 @@ fn multiples<DB: DrawingBackend>(
         panel.unit,
         over.desc()
     );
-    let text = tick_text(over, panel);
-    grid(area, &words, lines, &axes(lines, 5, &text), None)
+    let counts = |v: &f64| over.label(*v);
+    grid(area, &words, lines, &axes(lines, 5, &counts, panel.time), None)
 }
 
 #[cfg(test)]

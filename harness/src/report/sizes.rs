@@ -14,10 +14,10 @@ use plotters::prelude::*;
 use super::View;
 use super::floor;
 use super::model::{Cell, Table};
-use super::plot::multiples::{Axes, Plot, SMALL, Trace, draw_trace, grid, grid_size};
+use super::plot::multiples::{Axes, SMALL, Trace, draw_trace, figure_text, full_plot, grid, grid_size};
 use super::plot::{
-    Chart, DrawResult, Entry, Place, SANS, Stroke, Style, column_style, heading, heading_height, legend,
-    legend_width, log_span, mode_color, number_tick, runs, time_tick,
+    Chart, DrawResult, Entry, Place, Stroke, Style, column_style, heading, heading_height, legend,
+    legend_width, log_span, mode_color, runs,
 };
 use crate::format::{bandwidth, nanos, rate};
 use crate::matrix::{Pattern, size_label};
@@ -114,26 +114,24 @@ pub fn table(view: &View) -> Table {
     Table { header, rows, notes: Vec::new() }
 }
 
-/// A library's line: its label, its style, and its runs (broken where a size was not measured).
-pub(super) struct Line {
-    pub label: String,
-    pub style: Style,
-    pub runs: Vec<Vec<(f64, f64)>>,
+/// A library's line, its runs broken where a size was not measured, a mark at each point: a
+/// loan's dashed with hollow marks (beside the copies), a copy's solid with filled ones.
+fn trace(label: String, style: Style, runs: Vec<Vec<(f64, f64)>>, dashed: bool) -> Trace {
+    let marks = runs.iter().flatten().map(|&(x, y)| (x, y, !dashed)).collect();
+    Trace { label, style, runs, marks, dashed }
 }
-
-pub(super) type Lines = Vec<Line>;
 
 /// A reference line: its label, its colour and its (size, value) points.
 pub(super) type Floor = (String, RGBColor, Vec<(f64, f64)>);
 
 /// A line per library of `pattern`'s results moved by `transfer` against their size, labelled
-/// `{library}{suffix}`: a size it has no passed result at breaks it.
+/// `{library}{suffix}`: a size it has no passed result at breaks it; a loan's is dashed.
 pub(super) fn lines(
     view: &View,
     (pattern, transfer): (Pattern, Transfer),
     suffix: &str,
     value: impl Fn(&CaseResult) -> Option<f64>,
-) -> Lines {
+) -> Vec<Trace> {
     let sizes = sizes(view, pattern, transfer);
     let mut out = Vec::new();
     for col in &view.columns {
@@ -143,11 +141,8 @@ pub(super) fn lines(
         });
         let runs = runs(points);
         if !runs.is_empty() {
-            out.push(Line {
-                label: format!("{}{suffix}", view.column_label(col)),
-                style: column_style(view, col),
-                runs,
-            });
+            let label = format!("{}{suffix}", view.column_label(col));
+            out.push(trace(label, column_style(view, col), runs, transfer == Transfer::Loan));
         }
     }
     out
@@ -158,9 +153,8 @@ pub(super) struct Panel {
     pub unit: &'static str,
     /// Whether the figure is a time in µs (its ticks then carry their unit).
     pub time: bool,
-    pub lines: Lines,
-    /// Lines drawn dashed in their library's colour (the loan mode's, beside the copies).
-    pub dashed: Lines,
+    /// Its lines, the loan mode's dashed after the copies.
+    pub lines: Vec<Trace>,
     /// A reference line.
     pub floor: Option<Floor>,
 }
@@ -168,43 +162,31 @@ pub(super) struct Panel {
 impl Panel {
     /// The legend beside the panel: each line, then the floor.
     fn entries(&self) -> Vec<Entry> {
-        let solid = self.lines.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Solid));
-        let dashed = self.dashed.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Dashed));
+        let stroke = |l: &Trace| if l.dashed { Stroke::Dashed } else { Stroke::Solid };
+        let lines = self.lines.iter().map(|l| Entry::new(l.label.clone(), l.style, stroke(l)));
         let floor =
             self.floor.iter().map(|(label, color, _)| Entry::line(label.clone(), *color, Stroke::Dashed));
-        solid.chain(dashed).chain(floor).collect()
+        lines.chain(floor).collect()
     }
 
     /// Whether its lines are more than one plot shows a reader: then a panel each.
     fn crowded(&self) -> bool {
-        self.lines.len() + self.dashed.len() > SMALL
+        self.lines.len() > SMALL
     }
 
     /// Its height: a plot tall enough for its legend, or a grid of small panels.
     fn height(&self) -> u32 {
         if self.crowded() {
-            grid_size(self.lines.len() + self.dashed.len()).1
+            grid_size(self.lines.len()).1
         } else {
             PANEL_H.max(80 + super::plot::ROW as u32 * self.entries().len() as u32)
         }
     }
 
-    /// Its lines as the small panels draw them, the dashed ones with hollow marks.
-    fn traces(&self) -> Vec<Trace> {
-        let of = |l: &Line, dashed: bool| Trace {
-            label: l.label.clone(),
-            style: l.style,
-            runs: l.runs.clone(),
-            marks: l.runs.iter().flatten().map(|&(x, y)| (x, y, !dashed)).collect(),
-            dashed,
-        };
-        self.lines.iter().map(|l| of(l, false)).chain(self.dashed.iter().map(|l| of(l, true))).collect()
-    }
-
     /// Its axes: a tick at each size measured (thinned to `most`), the figure's span up, in
     /// its unit; None where it has no point.
-    fn axes<'a>(&self, most: usize, y_text: &'a dyn Fn(&f64) -> String) -> Option<Axes<'a>> {
-        let points = self.lines.iter().chain(&self.dashed).flat_map(|l| l.runs.iter().flatten().copied());
+    fn axes(&self, most: usize) -> Option<Axes<'static>> {
+        let points = self.lines.iter().flat_map(|l| l.runs.iter().flatten().copied());
         let all: Vec<(f64, f64)> =
             points.chain(self.floor.iter().flat_map(|f| f.2.iter().copied())).collect();
         let mut measured: Vec<f64> = all.iter().map(|p| p.0).collect();
@@ -217,7 +199,7 @@ impl Panel {
             x_ticks: measured.iter().copied().step_by(measured.len().div_ceil(most)).collect(),
             y: log_span(all.iter().map(|p| p.1), 1.5),
             x_text: &size_text,
-            y_text,
+            y_text: figure_text(self.time),
         })
     }
 }
@@ -248,7 +230,6 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
             unit: "M msg/s",
             time: false,
             lines: lines(view, stream, "", |r| Some(r.median?.msgs_per_s / 1e6)),
-            dashed: Vec::new(),
             floor: None,
         },
         Panel {
@@ -256,7 +237,6 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
             unit: "GB/s",
             time: false,
             lines: lines(view, stream, "", |r| Some(bytes_per_s(r)? / 1e9)),
-            dashed: Vec::new(),
             floor: copy.filter(|c| !c.2.is_empty()),
         },
     ];
@@ -266,7 +246,6 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
             unit: "p50",
             time: true,
             lines: lines(view, (Pattern::StreamRtt, Transfer::Copy), "", |r| Some(r.median?.p50_ns? / 1e3)),
-            dashed: Vec::new(),
             floor: polling,
         });
     }
@@ -291,7 +270,7 @@ const PANEL_H: u32 = 430;
 pub(super) fn draw_panels(dir: &Path, chart: Chart, subtitle: &str, panels: &[Panel]) -> Result<Chart> {
     let (svg, png) = (dir.join(format!("{}.svg", chart.name)), dir.join(format!("{}.png", chart.name)));
     let legend = panels.iter().map(|p| legend_width(&p.entries())).max().unwrap_or(0).clamp(160, 560);
-    let grid = panels.iter().filter(|p| p.crowded()).map(|p| grid_size(p.lines.len() + p.dashed.len()).0);
+    let grid = panels.iter().filter(|p| p.crowded()).map(|p| grid_size(p.lines.len()).0);
     let w = grid.fold(PLOT_W + legend as u32 + 20, u32::max);
     let size =
         (w, heading_height(&chart.title, &[subtitle], w) + panels.iter().map(Panel::height).sum::<u32>());
@@ -328,33 +307,12 @@ fn size_text(v: &f64) -> String {
     size_label(v.round() as usize)
 }
 
-/// How a panel's figure reads on its axis.
-fn y_text(panel: &Panel) -> impl Fn(&f64) -> String {
-    let time = panel.time;
-    move |v: &f64| if time { time_tick(*v) } else { number_tick(*v) }
-}
-
 /// One panel: its lines on log axes, a tick at every size measured.
 fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> DrawResult<DB::ErrorType> {
-    let text = y_text(panel);
-    let Some(axes) = panel.axes(12, &text) else { return Ok(()) };
-    let mut chart: Plot<'_, DB> = ChartBuilder::on(area)
-        .margin(16)
-        .caption(panel.title, (SANS, 17))
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(axes.x_axis(), axes.y_axis())?;
-    chart
-        .configure_mesh()
-        .x_desc("message size")
-        .y_desc(panel.unit)
-        .x_label_formatter(axes.x_text)
-        .y_label_formatter(axes.y_text)
-        .label_style((SANS, 13))
-        .axis_desc_style((SANS, 14))
-        .draw()?;
-    for trace in panel.traces() {
-        draw_trace(&mut chart, &trace, false)?;
+    let Some(axes) = panel.axes(12) else { return Ok(()) };
+    let mut chart = full_plot(area, panel.title, ("message size", panel.unit), &axes)?;
+    for line in &panel.lines {
+        draw_trace(&mut chart, line, false)?;
     }
     if let Some((_, color, points)) = &panel.floor {
         let style = ShapeStyle::from(color).stroke_width(1);
@@ -368,8 +326,7 @@ fn small_panels<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
 ) -> DrawResult<DB::ErrorType> {
-    let text = y_text(panel);
-    let Some(axes) = panel.axes(5, &text) else { return Ok(()) };
+    let Some(axes) = panel.axes(5) else { return Ok(()) };
     let floor =
         panel.floor.as_ref().map(|(label, _, _)| format!("; dashed: the {label}")).unwrap_or_default();
     let words = format!(
@@ -377,7 +334,7 @@ fn small_panels<DB: DrawingBackend>(
         panel.title, panel.unit
     );
     let reference = panel.floor.as_ref().map(|(_, color, points)| (*color, points.as_slice()));
-    grid(area, &words, &panel.traces(), &axes, reference)
+    grid(area, &words, &panel.lines, &axes, reference)
 }
 
 #[cfg(test)]
@@ -386,17 +343,13 @@ mod tests {
     use crate::report::plot::{CONTROL, MAX_W, font};
 
     fn panel(lines: usize) -> Panel {
-        let line = |i| Line {
-            label: format!("library {i}"),
-            style: CONTROL,
-            runs: vec![vec![(16.0, 1.0 + i as f64), (1024.0, 2.0)], vec![(65536.0, 0.5)]],
-        };
+        let runs = |i| vec![vec![(16.0, 1.0 + i as f64), (1024.0, 2.0)], vec![(65536.0, 0.5)]];
+        let line = |i| trace(format!("library {i}"), CONTROL, runs(i), false);
         Panel {
             title: "Stream rate",
             unit: "M msg/s",
             time: false,
             lines: (0..lines).map(line).collect(),
-            dashed: Vec::new(),
             floor: Some(("copy floor".into(), BLACK, vec![(16.0, 9.0), (65536.0, 3.0)])),
         }
     }
@@ -407,8 +360,8 @@ mod tests {
     fn a_sweep_of_many_libraries_goes_in_small_panels() {
         assert!(panel(15).crowded() && !panel(8).crowded());
         assert_eq!(panel(15).height(), grid_size(15).1);
-        assert_eq!(panel(15).traces().len(), 15);
-        assert_eq!(panel(15).traces()[0].marks.len(), 3, "a mark at each size measured");
+        assert_eq!(panel(15).lines.len(), 15);
+        assert_eq!(panel(15).lines[0].marks.len(), 3, "a mark at each size measured");
         font();
         let dir = std::env::temp_dir().join(format!("ipcbench-sizes-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -9,7 +9,7 @@ use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 
 use super::style::{Style, mark};
-use super::{DrawResult, SANS, log_axis};
+use super::{DrawResult, SANS, log_axis, number_tick, time_tick};
 
 /// The most lines one plot draws; more go in a panel each.
 pub const SMALL: usize = 8;
@@ -50,6 +50,42 @@ impl Axes<'_> {
     pub fn y_axis(&self) -> Axis {
         log_axis(self.y.clone())
     }
+}
+
+/// How a figure's tick reads: a time (in µs) in its unit, else a number.
+pub fn figure_text(time: bool) -> &'static dyn Fn(&f64) -> String {
+    fn time_text(v: &f64) -> String {
+        time_tick(*v)
+    }
+    fn number_text(v: &f64) -> String {
+        number_tick(*v)
+    }
+    if time { &time_text } else { &number_text }
+}
+
+/// One full-size plot on `axes` under its `title`, each axis described (`desc`: along, up).
+pub fn full_plot<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    (along, up): (&str, &str),
+    axes: &Axes,
+) -> Result<Plot<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut chart = ChartBuilder::on(area)
+        .margin(16)
+        .caption(title, (SANS, 17))
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(axes.x_axis(), axes.y_axis())?;
+    chart
+        .configure_mesh()
+        .x_desc(along)
+        .y_desc(up)
+        .x_label_formatter(axes.x_text)
+        .y_label_formatter(axes.y_text)
+        .label_style((SANS, 13))
+        .axis_desc_style((SANS, 14))
+        .draw()?;
+    Ok(chart)
 }
 
 /// The grid's size for `lines` lines: its width, and its height with the caption.
