@@ -25,6 +25,7 @@ pub mod machine;
 pub mod matrix;
 pub mod noise;
 pub mod options;
+pub mod pattern;
 pub mod registry;
 pub mod report;
 pub mod results;

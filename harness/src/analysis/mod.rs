@@ -1,322 +1,34 @@
-//! What the figures are and which one counts: a trial's reports checked against each other and
-//! turned into figures; medians over runs; which receive mode's median is the library's figure
+//! What the figures are and which one counts: a trial's record (its figures are its pattern's,
+//! `pattern::figures`); medians over runs; which receive mode's median is the library's figure
 //! (the better one); how far its runs spread and when that is noisy; where a result stands in
 //! its row. Every rule about a figure is here, and only here; nothing here formats text.
 
 use std::cmp::Ordering;
-use std::path::Path;
 
 use hdrhistogram::Histogram;
-use ipcbench_api::{Requests, Shape};
+use ipcbench_api::Requests;
 
-use crate::histogram::{self, Spectrum};
-use crate::matrix::{Case, Pace, Pattern, Role};
+use crate::histogram;
+use crate::matrix::{Case, Pattern};
 use crate::noise::middle;
-use crate::results::{CaseResult, Figure, Figures, Receiving, RoleReport, RunRecord, Spread, Status};
-use crate::role::taken::{self, Taken};
+use crate::pattern::{self, Broken};
+use crate::results::{CaseResult, Figure, Figures, RoleReport, RunRecord, Spread, Status};
 
 pub mod claims;
 pub mod spread;
 pub mod standings;
 pub mod states;
 
-/// A trial that can't give figures: which role, and why.
-#[derive(Clone, Debug)]
-pub struct Broken {
-    pub role: String,
-    pub reason: String,
-}
-
-fn broken(report: &RoleReport, reason: String) -> Broken {
-    Broken { role: report.label(), reason }
-}
-
-fn of(reports: &[RoleReport], role: Role) -> Vec<&RoleReport> {
-    reports.iter().filter(|r| r.role == role).collect()
-}
-
-/// The latency histogram of these reports together.
-fn latency(reports: &[&RoleReport]) -> Histogram<u64> {
-    histogram::from_buckets(reports.iter().map(|r| r.latency.as_slice()))
-}
-
-/// The latency senders' own lateness together.
-fn lateness(reports: &[&RoleReport]) -> Histogram<u64> {
-    histogram::from_buckets(reports.iter().map(|r| r.lateness.as_slice()))
-}
-
 /// A trial's record: its figures, its histograms whole, and each role's report without its
 /// buckets (the histograms hold them).
 pub fn run_record(case: &Case, roles: Vec<RoleReport>, requests: Requests) -> Result<RunRecord, Broken> {
-    let figures = figures(case, &roles, requests)?;
+    let figures = pattern::figures(case, &roles, requests)?;
     let whole = |h: Histogram<u64>| (!h.is_empty()).then(|| histogram::encode(&h));
-    let all: Vec<&RoleReport> = roles.iter().collect();
-    let (histogram, lateness) = (whole(latency(&all)), whole(lateness(&all)));
+    let histogram = whole(histogram::from_buckets(roles.iter().map(|r| r.latency.as_slice())));
+    let lateness = whole(histogram::from_buckets(roles.iter().map(|r| r.lateness.as_slice())));
     let roles =
         roles.into_iter().map(|r| RoleReport { latency: Vec::new(), lateness: Vec::new(), ..r }).collect();
     Ok(RunRecord { figures, roles, histogram, lateness, round: None, host: None, state: None })
-}
-
-/// A latency result's spectrum into its figures.
-fn spectrum(h: &Histogram<u64>, out: &mut Figures) {
-    if let Some(s) = Spectrum::of(h) {
-        out.min_ns = Some(s.min);
-        out.p50_ns = Some(s.p50);
-        out.p90_ns = Some(s.p90);
-        out.p99_ns = Some(s.p99);
-        out.p999_ns = Some(s.p999);
-        out.p9999_ns = Some(s.p9999);
-        out.max_ns = Some(s.max);
-    }
-}
-
-/// Checks the trial's reports against each other and computes its figures. `requests` says
-/// whether a service's request reaches one server or every server.
-pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
-    // Each role's counts are its side's; from here, a side's counts are read without a check.
-    for r in reports {
-        match (r.role.is_driving(), r.sending.is_some(), r.receiving.is_some()) {
-            (true, true, _) | (false, _, true) => {}
-            (true, false, _) => return Err(broken(r, "reported no counts of what it sent".into())),
-            (false, ..) => return Err(broken(r, "reported no counts of what it received".into())),
-        }
-    }
-    if case.pace == Pace::Connect {
-        return connect_figures(reports);
-    }
-    if case.pairs.is_some() {
-        let mut out = pairs_figures(case, reports)?;
-        cost(reports, &mut out);
-        return Ok(out);
-    }
-    let driving: Vec<&RoleReport> = reports.iter().filter(|r| r.role.is_driving()).collect();
-    let start = driving.iter().map(|r| r.sent().window_start_ns).min().unwrap_or(0);
-    let end = driving.iter().map(|r| r.sent().window_end_ns).max().unwrap_or(0);
-    let Some(first) = driving.first() else {
-        return Err(Broken { role: "driver".into(), reason: "no sending role reported".into() });
-    };
-    if end <= start {
-        return Err(broken(first, "the measured window is empty".into()));
-    }
-    let seconds = (end - start) as f64 / 1e9;
-    let rate = |n: u64| n as f64 / seconds;
-    let mut out = Figures::default();
-    match case.shape {
-        Shape::Stream | Shape::Broadcast { .. } => {
-            let (sender, receivers) = match case.shape {
-                Shape::Stream => (of(reports, Role::Sender), of(reports, Role::Receiver)),
-                _ => (of(reports, Role::Publisher), of(reports, Role::Subscriber)),
-            };
-            let publisher = sender[0];
-            let sent = publisher.sent();
-            let lossy = matches!(case.shape, Shape::Broadcast { lossy: true, .. });
-            for r in &receivers {
-                let got = r.got();
-                if !lossy && (got.received != sent.sent || got.received_measured != sent.measured) {
-                    return Err(broken(
-                        r,
-                        format!(
-                            "received {} messages ({} measured) of the {} sent ({} measured)",
-                            got.received, got.received_measured, sent.sent, sent.measured
-                        ),
-                    ));
-                }
-                if got.library_lost > 0 && got.library_lost != got.lost {
-                    return Err(broken(
-                        r,
-                        format!(
-                            "the library says {} messages were lost; the sequence numbers say {}",
-                            got.library_lost, got.lost
-                        ),
-                    ));
-                }
-                if lossy && got.received + got.lost > sent.sent {
-                    return Err(broken(
-                        r,
-                        format!("{} received and {} lost of {} sent", got.received, got.lost, sent.sent),
-                    ));
-                }
-            }
-            // The figure is the slowest subscriber's (a slow-subscriber case: the slowest of the
-            // others, the slow ones' beside it); so is the loss beside it.
-            let (slow, fast): (Vec<&RoleReport>, Vec<&RoleReport>) =
-                receivers.iter().partition(|r| case.is_slow(r.index));
-            let slowest_of =
-                |rs: &[&RoleReport]| rs.iter().map(|r| r.got()).min_by_key(|g| g.received_measured);
-            let Some(slowest) = slowest_of(&fast) else {
-                return Err(broken(publisher, "no receiving role reported".into()));
-            };
-            out.msgs_per_s = rate(slowest.received_measured);
-            if lossy && fast.len() > 1 {
-                let fastest = fast.iter().map(|r| r.got().received_measured).max().unwrap_or(0);
-                out.subscribers_spread = Some(if fastest == 0 {
-                    0.0
-                } else {
-                    1.0 - slowest.received_measured as f64 / fastest as f64
-                });
-            }
-            let lost_share = |g: Receiving| {
-                let (lost, got) = (g.lost_measured, g.received_measured);
-                if lost + got == 0 { 0.0 } else { lost as f64 / (lost + got) as f64 }
-            };
-            if let Some(s) = slowest_of(&slow) {
-                out.slow_msgs_per_s = Some(rate(s.received_measured));
-                out.slow_lost_share = lossy.then(|| lost_share(s));
-            }
-            if matches!(case.pace, Pace::Rate(_)) {
-                spectrum(&latency(&receivers), &mut out);
-                let late = Spectrum::of(&lateness(&[publisher]));
-                out.late_p50_ns = late.map(|s| s.p50);
-                out.late_p99_ns = late.map(|s| s.p99);
-                let scheduled = publisher.scheduled.unwrap_or(0);
-                if scheduled > 0 {
-                    out.behind_share = Some(1.0 - sent.measured.min(scheduled) as f64 / scheduled as f64);
-                }
-            }
-            if lossy {
-                out.lost_share = Some(lost_share(slowest));
-            }
-        }
-        Shape::RoundTrip | Shape::Service { .. } => {
-            let (callers, answerers) = match case.shape {
-                Shape::RoundTrip => (of(reports, Role::Pinger), of(reports, Role::Echo)),
-                _ => (of(reports, Role::Client), of(reports, Role::Server)),
-            };
-            let asked: u64 = callers.iter().map(|r| r.sent().sent).sum();
-            let answered: u64 = answerers.iter().map(|r| r.got().received).sum();
-            // Each request reaches one server, or (a library without load sharing) every one.
-            let copies = match requests {
-                Requests::ToEveryServer => answerers.len() as u64,
-                Requests::ToOneServer => 1,
-            };
-            if answered != asked * copies {
-                let each = if copies > 1 { format!(", each to all {copies} servers") } else { String::new() };
-                return Err(broken(
-                    answerers[0],
-                    format!("servers took {answered} requests; clients sent {asked}{each}"),
-                ));
-            }
-            out.msgs_per_s = rate(callers.iter().map(|r| r.sent().measured).sum());
-            spectrum(&latency(&callers), &mut out);
-        }
-        Shape::Queue { .. } => {
-            let producers = of(reports, Role::Producer);
-            let consumers = of(reports, Role::Consumer);
-            let mut sent = vec![0; producers.len()];
-            for p in &producers {
-                match sent.get_mut(p.index) {
-                    Some(n) => *n = p.sent().sent,
-                    None => {
-                        return Err(broken(p, format!("producer {} of {}", p.index, producers.len())));
-                    }
-                }
-            }
-            let mut taken = Vec::new();
-            for c in &consumers {
-                let file = c
-                    .taken_file
-                    .as_deref()
-                    .ok_or_else(|| broken(c, "no record of the messages taken".into()))?;
-                taken.push(Taken::load(Path::new(file)).map_err(|e| broken(c, format!("{e:#}")))?);
-            }
-            taken::prove(&taken, &sent).map_err(|e| {
-                broken(consumers[0], format!("not every message reached exactly one consumer: {e}"))
-            })?;
-            let measured_sent: u64 = producers.iter().map(|p| p.sent().measured).sum();
-            let measured_got: u64 = consumers.iter().map(|c| c.got().received_measured).sum();
-            if measured_got != measured_sent {
-                return Err(broken(
-                    consumers[0],
-                    format!("{measured_got} measured messages consumed of {measured_sent}"),
-                ));
-            }
-            out.msgs_per_s = rate(measured_got);
-        }
-    }
-    cost(reports, &mut out);
-    Ok(out)
-}
-
-/// A connect case: every sender's one message arrived, and the set-up times (from each sender's
-/// clock read before its open to its message's arrival) are the figures. No rate: the senders
-/// follow one another, with the driver's waits between them.
-fn connect_figures(reports: &[RoleReport]) -> Result<Figures, Broken> {
-    let senders = of(reports, Role::Sender);
-    let Some(receiver) = of(reports, Role::Receiver).into_iter().next() else {
-        return Err(Broken { role: "driver".into(), reason: "no receiver reported".into() });
-    };
-    let received = receiver.got().received;
-    if received != senders.len() as u64 || senders.iter().any(|s| s.sent().sent != 1) {
-        return Err(broken(
-            receiver,
-            format!("received {received} messages from {} senders of one message each", senders.len()),
-        ));
-    }
-    let mut out = Figures::default();
-    spectrum(&latency(&[receiver]), &mut out);
-    out.open_p50_ns = middle(senders.iter().filter_map(|s| s.open_ns).map(|ns| ns as f64).collect());
-    Ok(out)
-}
-
-/// A pairs case: each pair checked on its own (every message its sender sent arrived, every
-/// request answered) and timed over its own sender's window; the figures are the pairs' rates
-/// together, the worst pair's, and the worst pair's p50 round trip.
-fn pairs_figures(case: &Case, reports: &[RoleReport]) -> Result<Figures, Broken> {
-    let round_trip = case.shape == Shape::RoundTrip;
-    let (driving, answering) =
-        if round_trip { (Role::Pinger, Role::Echo) } else { (Role::Sender, Role::Receiver) };
-    let n = case.pairs.unwrap_or(1);
-    let one = |role: Role, i: usize| {
-        reports
-            .iter()
-            .find(|r| r.role == role && r.index == i)
-            .ok_or_else(|| Broken { role: role.label(i), reason: format!("pair {i} of {n} did not report") })
-    };
-    // (the pair's rate, its p50 round trip)
-    let mut pairs: Vec<(f64, Option<f64>)> = Vec::new();
-    for i in 0..n {
-        let (sender, receiver) = (one(driving, i)?, one(answering, i)?);
-        let (sent, got) = (sender.sent(), receiver.got());
-        let whole = if round_trip {
-            got.received == sent.sent
-        } else {
-            got.received == sent.sent && got.received_measured == sent.measured
-        };
-        if !whole {
-            return Err(broken(
-                receiver,
-                format!(
-                    "pair {i}: received {} messages ({} measured) of the {} sent ({} measured)",
-                    got.received, got.received_measured, sent.sent, sent.measured
-                ),
-            ));
-        }
-        if sent.window_end_ns <= sent.window_start_ns {
-            return Err(broken(sender, "the measured window is empty".into()));
-        }
-        let seconds = (sent.window_end_ns - sent.window_start_ns) as f64 / 1e9;
-        let measured = if round_trip { sent.measured } else { got.received_measured };
-        pairs.push((measured as f64 / seconds, sender.p50_ns.map(|ns| ns as f64)));
-    }
-    let worst = pairs.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((0.0, None));
-    Ok(Figures {
-        msgs_per_s: pairs.iter().map(|p| p.0).sum(),
-        worst_msgs_per_s: Some(worst.0),
-        p50_ns: worst.1,
-        ..Figures::default()
-    })
-}
-
-/// What the trial cost, from every role's own window: cores busy added up over the processes,
-/// that over the rate as CPU time per message, and the processes' peak memory added up. Left
-/// out unless every role measured its window.
-fn cost(reports: &[RoleReport], out: &mut Figures) {
-    let costs: Option<Vec<_>> = reports.iter().map(|r| r.cost).collect();
-    let Some(costs) = costs.filter(|c| !c.is_empty()) else { return };
-    let busy: Option<f64> = costs.iter().map(|c| c.cores_busy()).sum();
-    out.cores_busy = busy;
-    out.cpu_ns_per_msg = busy.filter(|_| out.msgs_per_s > 0.0).map(|b| b / out.msgs_per_s * 1e9);
-    out.peak_rss_bytes = Some(costs.iter().map(|c| c.peak_rss_bytes as f64).sum());
 }
 
 /// The median of each figure over runs (each figure on its own, over the runs that have it).
@@ -336,10 +48,7 @@ pub const NOISY: f64 = 0.10;
 /// The figure that ranks a pattern's results: a round trip's is its latency (p50), every other
 /// pattern's its rate.
 pub fn counted(pattern: Pattern) -> Figure {
-    match pattern {
-        Pattern::StreamRtt | Pattern::Latency | Pattern::Connect | Pattern::FanoutLatency => Figure::P50Ns,
-        _ => Figure::MsgsPerS,
-    }
+    pattern::spec(pattern).counted
 }
 
 /// The value of a figure in a set of figures (read as `Measure::get` reads it).

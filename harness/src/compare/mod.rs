@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::floors::Floors;
 use crate::format::{nanos, rate, whole_percent};
 use crate::noise::{self, CONFIDENCE, middle};
-use crate::results::shows::shows;
+use crate::pattern::spec;
 use crate::results::{self, CaseResult, Document, Measure, Status};
 
 /// A figure's value as the tables print it: a rate, or a time.
@@ -298,7 +298,7 @@ pub fn compare(
             // probes; every run otherwise.
             let state = joint.as_ref().map(|js| states::shared_state(&js.old[j][bi], &js.new[i][mi]));
             // The figures of a pattern worth comparing, as the catalogue lists them.
-            for &figure in shows(r.pattern).compared {
+            for &figure in spec(r.pattern).shows.compared {
                 let get = |x: &results::RunRecord| figure.get(&x.figures);
                 let (a, b, state, note, ch) = match (&joint, &state) {
                     (Some(js), Some(Ok(s))) => {
@@ -443,7 +443,7 @@ mod tests {
 
     #[test]
     fn a_round_trip_compares_its_latencies_and_a_stream_its_rate() {
-        let compared = |p| shows(p).compared;
+        let compared = |p| spec(p).shows.compared;
         assert_eq!(compared(Pattern::StreamRtt), [Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg]);
         assert_eq!(compared(Pattern::Stream), [Measure::MsgsPerS, Measure::CpuNsPerMsg]);
         assert_eq!(

@@ -122,12 +122,6 @@ impl Pattern {
             Pattern::FanoutLatency => "fanout-latency",
         }
     }
-
-    /// Whether the pattern's results time each call or message into a latency histogram
-    /// (round trips, services, fixed-rate latency): what the spectra draw and the floors hold.
-    pub fn timed(self) -> bool {
-        matches!(self, Pattern::StreamRtt | Pattern::Service | Pattern::Latency | Pattern::FanoutLatency)
-    }
 }
 
 impl std::fmt::Display for Pattern {

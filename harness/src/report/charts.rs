@@ -17,14 +17,14 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::View;
-use super::families::Family;
 use super::plot::{
     Chart, DrawResult, MAX_W, Marker, Place, SANS, Style, column_style, font, heading, heading_height,
     log_axis, mark, mode_color, number_tick, text_width, time_tick,
 };
 use super::{cost, floor};
 use crate::analysis;
-use crate::results::shows::{Gathered, Scale, Title};
+use crate::pattern::Family;
+use crate::pattern::shows::{Gathered, Scale, Title};
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
 

@@ -7,6 +7,7 @@ use super::model::{Cell, Table};
 use crate::analysis;
 use crate::format::{cores, nanos, rate};
 use crate::matrix::Pattern;
+use crate::pattern::spec;
 use crate::results::{CaseResult, Figure, Figures, ModeResult, Status};
 
 /// What the cost table shows.
@@ -23,10 +24,7 @@ pub const MODES: &str = "Each library in each receive mode: waiting (a blocking 
 /// is of calls).
 pub fn cost_text(pattern: Pattern, f: &Figures) -> Option<String> {
     let busy = f.cores_busy?;
-    let per = match pattern {
-        Pattern::StreamRtt | Pattern::Service => "call",
-        _ => "msg",
-    };
+    let per = if spec(pattern).calls { "call" } else { "msg" };
     Some(match f.cpu_ns_per_msg {
         Some(cpu) => format!("{}, {} CPU/{per}", cores(busy), nanos(cpu)),
         None => cores(busy),
@@ -106,11 +104,12 @@ pub fn modes_table(view: &View) -> Table {
 /// Cases as rows, a column per library and machine: each measured result's cost.
 pub fn cost_table(view: &View) -> Table {
     let header = std::iter::once("case".to_string()).chain(view.columns.iter().map(|c| view.column_label(c)));
-    // A connect case has no window to cost: its senders are fresh processes, one at a time.
+    // A case its pattern does not cost (a connect case: its senders are fresh processes, one at
+    // a time) has no row.
     let rows = view
         .cases
         .iter()
-        .filter(|case| view.pattern(case) != Some(Pattern::Connect))
+        .filter(|case| view.pattern(case).is_none_or(|p| spec(p).costed))
         .map(|case| {
             std::iter::once(Cell::Text(case.clone()))
                 .chain(view.columns.iter().map(|(lib, s)| {

@@ -17,7 +17,8 @@ fn mode_figures(r: &CaseResult, mode: RecvMode) -> [Option<f64>; 2] {
 /// Whether a result's rate is messages moved (its bandwidth is rate × size), not calls, round
 /// trips or a schedule's.
 fn moves_bytes(r: &CaseResult) -> bool {
-    !r.pattern.timed() && crate::analysis::counted(r.pattern) == crate::results::Figure::MsgsPerS
+    !crate::pattern::spec(r.pattern).timed
+        && crate::analysis::counted(r.pattern) == crate::results::Figure::MsgsPerS
 }
 
 /// Every result as one CSV line (RFC 4180 quoting, by the `csv` crate): the figures in the

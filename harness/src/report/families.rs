@@ -3,261 +3,23 @@
 //! has a row per case and figure, its unit in the row's label, and each cell's figure with three
 //! significant digits, its ratio to the best of its row (which colours it) and its marks.
 
-use ipcbench_api::Shape;
-
 use super::View;
 use super::model::{self, Cell, marks};
 use crate::analysis;
 use crate::format::{percent, three_digits};
-use crate::matrix::{Case, Pace, Pattern};
-use crate::results::shows::Gathered;
+use crate::matrix::Case;
+use crate::pattern::{Family, spec};
 use crate::results::{CaseResult, Measure, Status};
 
-/// A family of cases: a section of the report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    Streams,
-    Broadcasts,
-    Queues,
-    Services,
-    Batches,
-    Latency,
-    Connect,
-    SlowSubscriber,
-    Pairs,
-    FanoutLatency,
-    /// The loan cases: not a family table of their own (not in `ALL`), but "Copy against
-    /// loan", each beside its copy (loans.rs).
-    Loans,
-}
-
-impl Family {
-    pub const ALL: [Family; 10] = [
-        Family::Streams,
-        Family::Broadcasts,
-        Family::SlowSubscriber,
-        Family::FanoutLatency,
-        Family::Queues,
-        Family::Services,
-        Family::Pairs,
-        Family::Batches,
-        Family::Latency,
-        Family::Connect,
-    ];
-
-    /// The family of a case's pattern; batch cases are a family of their own.
-    pub fn of(gathered: Gathered) -> Family {
-        let pattern = match gathered {
-            Gathered::Batches => return Family::Batches,
-            Gathered::Loans => return Family::Loans,
-            Gathered::Pattern(p) => p,
-        };
-        match pattern {
-            Pattern::Stream | Pattern::StreamRtt => Family::Streams,
-            Pattern::Broadcast => Family::Broadcasts,
-            Pattern::Queue => Family::Queues,
-            Pattern::Service => Family::Services,
-            Pattern::Latency => Family::Latency,
-            Pattern::Connect => Family::Connect,
-            Pattern::SlowSubscriber => Family::SlowSubscriber,
-            Pattern::Pairs => Family::Pairs,
-            Pattern::FanoutLatency => Family::FanoutLatency,
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Family::Streams => "Streams and round trips",
-            Family::Broadcasts => "Broadcasts",
-            Family::Queues => "Work queues",
-            Family::Services => "Services",
-            Family::Batches => "Batch calls",
-            Family::Latency => "Latency at a fixed rate",
-            Family::Connect => "Connection set-up",
-            Family::SlowSubscriber => "A slow subscriber",
-            Family::Pairs => "Pairs side by side",
-            Family::FanoutLatency => "Latency to many subscribers",
-            Family::Loans => "Copy against loan",
-        }
-    }
-
-    /// The section's anchor in the HTML page.
-    pub fn anchor(self) -> &'static str {
-        match self {
-            Family::Streams => "streams",
-            Family::Broadcasts => "broadcasts",
-            Family::Queues => "queues",
-            Family::Services => "services",
-            Family::Batches => "batches",
-            Family::Latency => "latency",
-            Family::Connect => "connect",
-            Family::SlowSubscriber => "slow",
-            Family::Pairs => "pairs",
-            Family::FanoutLatency => "fanout-latency",
-            Family::Loans => "loans",
-        }
-    }
-
-    /// What the family's cases measure, in a sentence or two (docs/METHOD.md says it whole), with
-    /// the rates, counts and batches the view's cases of the family have: a text that named the
-    /// matrix's would misstate a file that ran others.
-    pub fn method(self, view: &View) -> String {
-        let cases: Vec<&Case> = view
-            .cases
-            .iter()
-            .filter(|c| view.gathered(c).map(Family::of) == Some(self))
-            .filter_map(|c| view.case(c))
-            .collect();
-        let rates = distinct(&cases, rate_of);
-        let rates_words: Vec<String> = rates.iter().map(|&r| rate_words(r)).collect();
-        let per_second = format!("{} messages a second", listed(&rates_words, "or"));
-        let subscribers = many(&distinct(&cases, subscribers_of), "subscriber");
-        let shapes: Vec<String> =
-            distinct(&cases, sides_of).into_iter().map(|(a, b)| format!("{a} × {b}")).collect();
-        match self {
-            Family::Broadcasts => format!(
-                "One publisher and {}, every subscriber receiving every message: the slowest subscriber's \
-                 rate, and how much slower it was than the fastest (the subscribers' spread). Lossless: a \
-                 subscriber behind holds the publisher back; lossy: it loses messages instead (the share \
-                 lost beside the rate). Where the processes outnumber the machine's cores (*) the \
-                 subscribers take turns on them, and the waiting mode, where a subscriber sleeps until \
-                 woken, is the one that means what it would on a machine with a core per process.",
-                subscribers
-            ),
-            Family::Pairs => format!(
-                "{} independent sender-receiver pairs of one library at once, each on channels of its own: \
-                 every pair's rate together, the worst pair's, and (round trips) the worst pair's p50. With \
-                 more processes than cores (*) the pairs share them; on a machine with a core per process \
-                 the total would grow with the pairs unless the library shares something between them.",
-                counts(&distinct(&cases, |c| c.pairs.map(|n| n as u64)))
-            ),
-            Family::FanoutLatency => format!(
-                "A publisher on a fixed schedule ({per_second}) and {}, lossless: each subscriber times each \
-                 message from its due time; the p50 and p99 are over every subscriber's messages together \
-                 (each subscriber's own p50 and p99 are in the results file).",
-                subscribers
-            ),
-            Family::Queues => format!(
-                "Producers and consumers, each message to exactly one consumer ({}): every consumer's \
-                 messages per second together.",
-                listed(&shapes, "and")
-            ),
-            Family::Services => format!(
-                "Clients send a request and wait for its reply before the next (clients × servers: {}; \
-                 several servers share the requests): every client's calls per second together, and the p50 \
-                 of a call.",
-                listed(&shapes, "and")
-            ),
-            Family::Batches => format!(
-                "Streams and lossless broadcasts whose every send and receive call moves a batch of {} \
-                 messages, for the libraries that have batch calls.",
-                counts(&distinct(&cases, |c| (c.batch > 1).then_some(c.batch as u64)))
-            ),
-            Family::Latency => format!(
-                "A sender on a fixed schedule ({per_second}), as applications send: each message's one-way \
-                 latency from its due time, as a whole spectrum.{}",
-                if rates.contains(&1_000) {
-                    " At 1 k/s the waiting mode is a sleeping receiver."
-                } else {
-                    ""
-                }
-            ),
-            Family::Streams | Family::SlowSubscriber | Family::Connect | Family::Loans => {
-                self.fixed_method().to_string()
-            }
-        }
-    }
-
-    /// What a family whose text names no rate or count measures.
-    fn fixed_method(self) -> &'static str {
-        match self {
-            Family::Streams => {
-                "One sender and one receiver, each a process of its own: messages per second one way, and \
-                 the round trip (p50, p99) when the receiver answers each message at once. The sender writes \
-                 each message from its own buffer and the receiver ends with it in its own."
-            }
-            Family::SlowSubscriber => {
-                "A broadcast to 4 subscribers, one of which spends a fixed time on each message (a busy wait, \
-                 --slow-work, 10 µs by default). Lossless: how far the slow one holds back the publisher and \
-                 the others (their rate falls to its); lossy: whether the others keep their rate and lose no \
-                 more than it does, the isolation a lossy broadcast promises."
-            }
-            Family::Connect => {
-                "A fresh sender process opens its endpoint and sends one message to a receiver already \
-                 there: the time from its first call to the message's arrival (p50 and greatest), a new \
-                 process each time."
-            }
-            Family::Loans => super::loans::LOANS,
-            _ => "",
-        }
-    }
-}
-
-/// A latency case's rate.
-fn rate_of(c: &Case) -> Option<u64> {
-    match c.pace {
-        Pace::Rate(r) => Some(r),
-        Pace::Free | Pace::Connect => None,
-    }
-}
-
-/// A broadcast's subscribers.
-fn subscribers_of(c: &Case) -> Option<u64> {
-    match c.shape {
-        Shape::Broadcast { subscribers, .. } => Some(subscribers as u64),
-        _ => None,
-    }
-}
-
-/// A work queue's producers and consumers, a service's clients and servers.
-fn sides_of(c: &Case) -> Option<(usize, usize)> {
-    match c.shape {
-        Shape::Queue { producers, consumers } => Some((producers, consumers)),
-        Shape::Service { clients, servers } => Some((clients, servers)),
-        _ => None,
-    }
-}
-
-/// The distinct values `of` gives over `cases`, least first.
-fn distinct<T: Ord>(cases: &[&Case], of: impl Fn(&Case) -> Option<T>) -> Vec<T> {
-    let mut values: Vec<T> = cases.iter().filter_map(|&c| of(c)).collect();
-    values.sort();
-    values.dedup();
-    values
-}
-
-/// `a`, `a or b`, `a, b or c` (`last` is the word before the last).
-fn listed(words: &[String], last: &str) -> String {
-    match words {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., end] => format!("{} {last} {end}", rest.join(", ")),
-    }
-}
-
-/// Counts as a text: `4`, `1, 2 or 4`, and a longer run by its ends, `1 to 32`.
-fn counts(values: &[u64]) -> String {
-    match values {
-        [first, .., end] if values.len() > 3 => format!("{first} to {end}"),
-        _ => listed(&values.iter().map(u64::to_string).collect::<Vec<_>>(), "or"),
-    }
-}
-
-/// Counts of a thing: `1 subscriber`, `1 to 32 subscribers`.
-fn many(values: &[u64], noun: &str) -> String {
-    let plural = if matches!(values, [1]) { "" } else { "s" };
-    format!("{} {noun}{plural}", counts(values))
-}
-
-/// A rate as the texts say it: `1 k`, `300 k`, `10 M`, `2500`.
-fn rate_words(rate: u64) -> String {
-    let label = crate::matrix::rate_label(rate);
-    for unit in ["k", "M"] {
-        if let Some(n) = label.strip_suffix(unit) {
-            return format!("{n} {unit}");
-        }
-    }
-    label
+/// What the view's cases of `family` measure (`Family::method` of them).
+pub fn method(view: &View, family: Family) -> String {
+    let cases: Vec<&Case> = view
+        .cases
+        .iter()
+        .filter(|c| view.gathered(c).map(Family::of) == Some(family))
+        .filter_map(|c| view.case(c))
+        .collect();
+    family.method(&cases)
 }
 
 /// One row: a figure of one case, every column's value of it.
@@ -389,7 +151,7 @@ fn measure_row(view: &View, t: &mut FamilyTable, case: &str, (m, name): (Measure
     let (unit, divisor) = if share {
         ("%", 0.01)
     } else {
-        unit(time, (crate::noise::middle(values).unwrap_or(0.0), least), pattern == Pattern::Service)
+        unit(time, (crate::noise::middle(values).unwrap_or(0.0), least), spec(pattern).calls)
     };
     // The best of each machine: the least time, the greatest rate.
     // The row's values on one machine: what each cell's ratio to the best is taken over.
@@ -529,16 +291,16 @@ mod tests {
                 }
             }
         }
-        let method = Family::Latency.method(&view);
+        let text = method(&view, Family::Latency);
         let rates = "(1 k, 3 k, 10 k, 100 k, 300 k, 1 M, 3 M or 10 M messages a second)";
-        assert!(method.starts_with(&format!("A sender on a fixed schedule {rates}")), "{method}");
+        assert!(text.starts_with(&format!("A sender on a fixed schedule {rates}")), "{text}");
         // A file of three rates and broadcasts to 1 and 4 subscribers says those.
         let source = Source::committed("run-2026-12-02T01-50-18Z");
         let view = View::new(std::slice::from_ref(&source), Path::new(""));
-        assert!(Family::Latency.method(&view).contains("(1 k, 100 k or 1 M messages a second)"));
-        assert!(Family::Broadcasts.method(&view).starts_with("One publisher and 1 or 4 subscribers,"));
-        assert!(Family::Queues.method(&view).contains("(1 × 1 and 4 × 4)"));
-        assert!(Family::Batches.method(&view).contains("a batch of 16 or 64 messages"));
+        assert!(method(&view, Family::Latency).contains("(1 k, 100 k or 1 M messages a second)"));
+        assert!(method(&view, Family::Broadcasts).starts_with("One publisher and 1 or 4 subscribers,"));
+        assert!(method(&view, Family::Queues).contains("(1 × 1 and 4 × 4)"));
+        assert!(method(&view, Family::Batches).contains("a batch of 16 or 64 messages"));
     }
 
     /// A row's unit is the largest its middle value reads at least 0.5 in, stepped down while its

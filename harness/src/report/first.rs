@@ -10,12 +10,12 @@ use std::cmp::Reverse;
 use ipcbench_api::{Kind, RecvMode, Shape, Transfer};
 
 use super::View;
-use super::families::Family;
 use super::faq::name;
 use super::plot::Place;
 use crate::analysis::{level, median_goodness, standings};
 use crate::format::{bandwidth, bytes, cores, nanos, rate};
 use crate::matrix::{Case, Pattern, size_label};
+use crate::pattern::Family;
 use crate::results::CaseResult;
 
 /// One sentence and the section that holds its figures (its anchor and its title).
@@ -236,7 +236,8 @@ fn simplest(view: &View, pattern: Pattern) -> Option<Sentence> {
     let row = ranked(view, &case.name);
     let a = row.first()?;
     let (lib, size) = (name(view, &a.library), size_words(case.size));
-    let text = if pattern == Pattern::Queue {
+    let family = crate::pattern::spec(pattern).family;
+    let text = if family == Family::Queues {
         format!(
             "For a work queue, {lib}: {} of {size} messages from {} to {}{}{}.",
             msgs(a),
@@ -255,7 +256,6 @@ fn simplest(view: &View, pattern: Pattern) -> Option<Sentence> {
             next(view, &row, "at", calls)
         )
     };
-    let family = if pattern == Pattern::Queue { Family::Queues } else { Family::Services };
     Some(sentence(text, family))
 }
 

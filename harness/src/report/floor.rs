@@ -10,6 +10,7 @@ use super::model::{self, Cell, Table};
 use crate::floors::{self, Floors};
 use crate::format::nanos;
 use crate::matrix::Pattern;
+use crate::pattern::{Floor, spec};
 use crate::results::{CaseResult, Status};
 
 /// What the floors table shows.
@@ -26,20 +27,19 @@ pub const FLOORS: &str = "Each round trip, service call and one-way latency (p50
 /// What the section says when no results file recorded its floors.
 pub const NO_FLOORS: &str = "Not recorded: these results files are older than the floors.";
 
-/// Whether a pattern's p50 is held against a floor: a round trip's, a call's, a one-way
-/// latency's (not a fan-out's, whose subscribers share the cores, nor a pair's).
+/// Whether a pattern's p50 is held against a floor (its spec's `floor`).
 fn held(pattern: Pattern) -> bool {
-    matches!(pattern, Pattern::StreamRtt | Pattern::Service | Pattern::Latency)
+    spec(pattern).floor != Floor::None
 }
 
 /// The floor, in nanoseconds, a p50 of `pattern` measured in `mode` is held against.
 pub fn floor_ns(floors: &Floors, pattern: Pattern, mode: RecvMode) -> Option<f64> {
     let trip = floors.of(mode)?.p50_ns;
-    match pattern {
+    match spec(pattern).floor {
+        Floor::RoundTrip => Some(trip),
         // One way is half a round trip: the line crosses once.
-        Pattern::Latency => Some(trip / 2.0),
-        p if held(p) => Some(trip),
-        _ => None,
+        Floor::OneWay => Some(trip / 2.0),
+        Floor::None => None,
     }
 }
 

@@ -15,17 +15,10 @@ use super::plot::{Chart, Place};
 use super::sizes::{self, Panel};
 use crate::format::{nanos, rate};
 use crate::matrix::{LOAN_PREFIX, Pattern};
-use crate::report::families::Family;
-use crate::results::shows::{Gathered, shows};
+use crate::pattern::Family;
+use crate::pattern::shows::Gathered;
+use crate::pattern::spec;
 use crate::results::{CaseResult, Measure, Status};
-
-pub const LOANS: &str = "Each stream and round trip whose ends write and read in the library's own memory (a loan \
-case, loan/…: the sender writes each message where the library lends it, the receiver reads it where it lies) \
-beside the same case copied through each role's own buffers, the method of every other table. Both write every \
-byte of every message and check every byte that arrives. Each cell is copy → loan, in the better receive mode \
-of each, and in brackets what the loan bought: the loan's rate over the copy's, or the copy's p50 over the \
-loan's (above 1×: the loan is faster). A library without in-place calls, or a message over what it lends, is a \
-dash with the reason.";
 
 /// Whether the view holds a loan case.
 pub fn present(view: &View) -> bool {
@@ -51,7 +44,7 @@ pub fn table(view: &View) -> Table {
     for case in loans {
         let copy = case.strip_prefix(LOAN_PREFIX).unwrap_or(case);
         // The figure the copy is ranked by: a stream's rate, a round trip's p50.
-        let (m, name) = shows(view.pattern(case).unwrap_or(Pattern::Stream)).rows[0];
+        let (m, name) = spec(view.pattern(case).unwrap_or(Pattern::Stream)).shows.rows[0];
         let label = if m.higher_is_better() { format!("{name} (msg/s)") } else { name.to_string() };
         let mut row = vec![Cell::Text(copy.to_string()), Cell::Text(label)];
         for (lib, s) in &view.columns {

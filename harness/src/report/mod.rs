@@ -47,7 +47,7 @@ pub use faq::Subject;
 use ipcbench_api::{Kind, Shape};
 
 use crate::matrix::{self, Case, Pace, Pattern};
-use crate::results::shows::Gathered;
+use crate::pattern::shows::Gathered;
 use crate::results::{self, CaseResult, Document, LibraryRecord};
 
 /// One results file and the name its machine goes by in the report.
@@ -470,10 +470,10 @@ mod tests {
             .collect();
         assert_eq!(links, sections);
         assert!(sections.len() >= 14, "{sections:?}");
-        let present = |f: families::Family| {
-            sources[0].doc.results.iter().any(|r| families::Family::of(Gathered::of(r)) == f)
+        let present = |f: crate::pattern::Family| {
+            sources[0].doc.results.iter().any(|r| crate::pattern::Family::of(Gathered::of(r)) == f)
         };
-        for f in families::Family::ALL.into_iter().filter(|&f| present(f)) {
+        for f in crate::pattern::Family::ALL.into_iter().filter(|&f| present(f)) {
             let Some(section) = page.descendants().find(|n| n.attribute("id") == Some(f.anchor())) else {
                 panic!("no section {}", f.anchor())
             };

@@ -9,7 +9,8 @@ use super::View;
 use crate::analysis::{self, NOISY, Rank};
 use crate::format::{nanos, percent, rate, whole_percent};
 use crate::matrix::{Column, Pattern};
-use crate::results::shows::{Line, shows};
+use crate::pattern::shows::Line;
+use crate::pattern::spec;
 use crate::results::{CaseResult, Figure, Figures, LibraryRecord, Status};
 
 /// One cell of a table.
@@ -194,13 +195,13 @@ const NONE_SENT: &str = "no message of the window sent: its sender's send blocke
 
 /// Why an ok result of `pattern` lacks the figure it is ranked by.
 pub fn no_figure(pattern: Pattern) -> &'static str {
-    if shows(pattern).line == Line::Spectrum { NONE_SENT } else { "no such figure was measured" }
+    if spec(pattern).shows.line == Line::Spectrum { NONE_SENT } else { "no such figure was measured" }
 }
 
 /// Figures as one short text: a round trip's p50 and p99; a rate, with a service's p50 and a
 /// lossy broadcast's share lost.
 pub fn figure_text(pattern: Pattern, f: &Figures) -> String {
-    let line = shows(pattern).line;
+    let line = spec(pattern).shows.line;
     if line == Line::Spectrum && f.p50_ns.is_none() {
         return no_figure(pattern).into();
     }

@@ -7,12 +7,13 @@
 use anyhow::Result;
 
 use super::View;
-use super::families::{self, Family, FamilyTable};
+use super::families::{self, FamilyTable};
 use super::faq::{Answer, Questions};
 use super::first::{self, Sentence};
 use super::model::{self, Table};
 use super::plot::{Chart, Place};
 use super::{ab, claims, cost, floor, loans, scaling, sizes, spectrum, summary, tables};
+use crate::pattern::Family;
 use crate::results::LibraryRecord;
 
 /// A report, ready for any format.
@@ -135,7 +136,8 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         }
         // The reasons are a block of their own: the table keeps none beside them.
         let reasons = Block::Reasons(std::mem::take(&mut t.notes));
-        let mut blocks = vec![at(Place::Family(f)), Block::Family(t), Block::Method(f.method(view)), reasons];
+        let mut blocks =
+            vec![at(Place::Family(f)), Block::Family(t), Block::Method(families::method(view, f)), reasons];
         if charts.iter().any(|c| c.place == Place::Scaling(f)) {
             blocks.extend([Block::Note(scaling::SCALING.into()), at(Place::Scaling(f))]);
         }
@@ -155,7 +157,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         let (f, mut t) = (Family::Loans, loans::table(view));
         let reasons = Block::Reasons(std::mem::take(&mut t.notes));
         let mut blocks =
-            vec![at(Place::Family(f)), Block::Table(t), Block::Method(loans::LOANS.into()), reasons];
+            vec![at(Place::Family(f)), Block::Table(t), Block::Method(Family::Loans.method(&[])), reasons];
         if charts.iter().any(|c| c.place == Place::Spectrum(f)) {
             blocks.extend([Block::Note(spectrum::SPECTRA.into()), at(Place::Spectrum(f))]);
         }

@@ -28,7 +28,7 @@ pub use style::{CONTROL, Marker, Style, column_style, mark, nth};
 use ticks::log_ticks;
 pub use ticks::{narrow, number_tick, time_tick};
 
-use super::families::Family;
+use crate::pattern::Family;
 
 /// The widest a chart is drawn: a README shows it whole, and its words stay readable. A chart
 /// with more to show goes down in rows.

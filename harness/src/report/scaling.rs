@@ -13,15 +13,16 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::families::Family;
 use super::plot::multiples::{Axes, SMALL, Trace, draw_trace, figure_text, full_plot, grid, grid_size};
 use super::plot::{
     Chart, DrawResult, Entry, Place, ROW, Stroke, column_style, heading, heading_height, legend,
     legend_width, log_span, runs,
 };
-use crate::matrix::{Case, Pace, Pattern, rate_label};
-use crate::results::{Figures, Measure, Status};
-use ipcbench_api::{RecvMode, Shape};
+use crate::matrix::{Case, Pattern};
+use crate::pattern::shows::{CountPanel, Over, Scaling};
+use crate::pattern::{Family, spec};
+use crate::results::{Figures, Status};
+use ipcbench_api::RecvMode;
 
 pub const SCALING: &str = "One line per library, in its better receive mode at each count (a filled \
 mark: polling; hollow: waiting), both axes logarithmic; a point is the median of that mode's runs, and a \
@@ -31,89 +32,13 @@ its own, the others faint behind it.";
 /// A group's chart needs this many counts at least.
 const LEAST_POINTS: usize = 3;
 
-/// What a chart is drawn against.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Over {
-    Subscribers,
-    Pairs,
-    Rate,
-}
-
-impl Over {
-    fn desc(self) -> &'static str {
-        match self {
-            Over::Subscribers => "subscribers",
-            Over::Pairs => "pairs",
-            Over::Rate => "offered rate (messages per second)",
-        }
-    }
-
-    fn label(self, v: f64) -> String {
-        match self {
-            Over::Rate => rate_label(v.round() as u64),
-            _ => format!("{}", v.round() as u64),
-        }
-    }
-}
-
-/// A panel: a figure, its title, its axis's words and the divisor into its unit (a time's is
-/// µs, its ticks naming their unit).
-#[derive(Clone, Copy)]
-struct Panel {
-    measure: Measure,
-    title: &'static str,
-    unit: &'static str,
-    divisor: f64,
-    time: bool,
-}
-
-const fn rate(title: &'static str) -> Panel {
-    Panel { measure: Measure::MsgsPerS, title, unit: "M msg/s", divisor: 1e6, time: false }
-}
-
-const fn latency(measure: Measure, title: &'static str, unit: &'static str) -> Panel {
-    Panel { measure, title, unit, divisor: 1e3, time: true }
-}
-
-const CORES: Panel = Panel {
-    measure: Measure::CoresBusy,
-    title: "cores busy (every process together)",
-    unit: "cores",
-    divisor: 1.0,
-    time: false,
-};
-const SLOWEST: Panel = rate("the slowest subscriber's rate");
-const PAIRS: Panel = rate("every pair's rate together");
-const FANOUT_P50: Panel = latency(Measure::P50Ns, "p50 one way, every subscriber", "p50");
-const FANOUT_P99: Panel = latency(Measure::P99Ns, "p99 one way, every subscriber", "p99");
-const P50: Panel = latency(Measure::P50Ns, "p50 one way", "p50");
-const P99: Panel = latency(Measure::P99Ns, "p99 one way", "p99");
-const P999: Panel = latency(Measure::P999Ns, "p99.9 one way", "p99.9");
-
-/// The panels of a pattern's scaling chart, and what they are drawn against.
-fn panels(pattern: Pattern) -> Option<(Over, &'static [Panel])> {
-    Some(match pattern {
-        Pattern::Broadcast => (Over::Subscribers, &[SLOWEST, CORES]),
-        Pattern::Pairs => (Over::Pairs, &[PAIRS, CORES]),
-        Pattern::FanoutLatency => (Over::Subscribers, &[FANOUT_P50, FANOUT_P99]),
-        Pattern::Latency => (Over::Rate, &[P50, P99, P999]),
-        _ => return None,
-    })
-}
-
 /// A case's group (its name with the count as `*`) and its count, for a pattern that scales.
 pub fn placed(case: &Case) -> Option<(String, f64)> {
     if case.batch > 1 {
         return None;
     }
     let mut parts: Vec<&str> = case.name.split('/').collect();
-    let (at, star, x) = match (case.pattern(), case.shape, case.pace) {
-        (Pattern::Broadcast, Shape::Broadcast { subscribers, .. }, _) => (2, "*sub", subscribers as f64),
-        (Pattern::FanoutLatency, Shape::Broadcast { subscribers, .. }, _) => (2, "*sub", subscribers as f64),
-        (Pattern::Pairs, ..) => (1, "*", case.pairs? as f64),
-        (Pattern::Latency, _, Pace::Rate(rate)) => (1, "*", rate as f64),
-        _ => return None,
-    };
+    let (at, star, x) = (spec(case.pattern()).scaling?.place)(case)?;
     *parts.get_mut(at)? = star;
     Some((parts.join("/"), x))
 }
@@ -143,7 +68,8 @@ pub fn groups(view: &View) -> Vec<Group> {
 /// smallest size with enough rates: the better of its receive modes', with that mode. None
 /// where the view has no such cases.
 pub fn sustainable(view: &View) -> Option<Vec<Option<(u64, RecvMode)>>> {
-    let (_, _, cases) = groups(view).into_iter().find(|g| g.1 == Pattern::Latency)?;
+    let over_rate = |p| spec(p).scaling.is_some_and(|s| s.over == Over::Rate);
+    let (_, _, cases) = groups(view).into_iter().find(|g| over_rate(g.1))?;
     let per_column = view
         .columns
         .iter()
@@ -171,7 +97,7 @@ pub fn sustainable(view: &View) -> Option<Vec<Option<(u64, RecvMode)>>> {
 type Line = Trace;
 
 /// Each column's line of one figure across a group's cases, each count in its better mode.
-fn lines(view: &View, cases: &[(f64, String)], panel: Panel) -> Vec<Line> {
+fn lines(view: &View, cases: &[(f64, String)], panel: CountPanel) -> Vec<Line> {
     let mut out = Vec::new();
     for col in &view.columns {
         let points: Vec<Option<(f64, f64, bool)>> = cases
@@ -194,7 +120,7 @@ fn lines(view: &View, cases: &[(f64, String)], panel: Panel) -> Vec<Line> {
 
 /// The family a scaling chart stands under.
 fn family(pattern: Pattern) -> Family {
-    Family::of(crate::results::shows::Gathered::Pattern(pattern))
+    spec(pattern).family
 }
 
 /// One line per panel's plot, beside its legend.
@@ -207,7 +133,7 @@ fn panel_height(lines: usize) -> u32 {
 }
 
 /// A chart's size: as wide as its grid or its plot and widest legend, as tall as its panels.
-fn size(title: &str, panels: &[(Panel, Vec<Line>)]) -> (u32, u32) {
+fn size(title: &str, panels: &[(CountPanel, Vec<Line>)]) -> (u32, u32) {
     let legend = |lines: &[Line]| {
         let entries: Vec<Entry> =
             lines.iter().map(|l| Entry::new(l.label.clone(), l.style, Stroke::Solid)).collect();
@@ -225,8 +151,8 @@ fn size(title: &str, panels: &[(Panel, Vec<Line>)]) -> (u32, u32) {
 pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
     for (group, pattern, cases) in groups(view) {
-        let Some((over, specs)) = panels(pattern) else { continue };
-        let drawn: Vec<(Panel, Vec<Line>)> =
+        let Some(Scaling { over, panels: specs, .. }) = spec(pattern).scaling else { continue };
+        let drawn: Vec<(CountPanel, Vec<Line>)> =
             specs.iter().map(|&p| (p, lines(view, &cases, p))).filter(|(_, l)| !l.is_empty()).collect();
         if drawn.is_empty() {
             continue;
@@ -248,7 +174,7 @@ fn plot<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     over: Over,
-    panels: &[(Panel, Vec<Line>)],
+    panels: &[(CountPanel, Vec<Line>)],
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
     let (top, mut rest) = root.split_vertically(heading_height(title, &[SCALING], root.dim_in_pixel().0));
@@ -281,7 +207,7 @@ fn axes<'a>(lines: &[Line], most: usize, x_text: &'a dyn Fn(&f64) -> String, tim
 fn single<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     over: Over,
-    panel: &Panel,
+    panel: &CountPanel,
     lines: &[Line],
 ) -> DrawResult<DB::ErrorType> {
     let entries: Vec<Entry> =
@@ -301,7 +227,7 @@ fn single<DB: DrawingBackend>(
 fn multiples<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     over: Over,
-    panel: &Panel,
+    panel: &CountPanel,
     lines: &[Line],
 ) -> DrawResult<DB::ErrorType> {
     let words = format!(
@@ -335,7 +261,8 @@ mod tests {
     fn many_lines_go_in_a_panel_each() {
         let many: Vec<Line> = (0..15).map(line).collect();
         let few: Vec<Line> = (0..8).map(line).collect();
-        let (w, h) = size("a chart", &[(P50, many), (P99, few)]);
+        let panels = spec(Pattern::Latency).scaling.unwrap().panels;
+        let (w, h) = size("a chart", &[(panels[0], many), (panels[1], few)]);
         assert!(w <= super::super::plot::MAX_W, "{w}");
         assert_eq!(panel_height(15), CAPTION + 3 * CELL_H);
         assert_eq!(panel_height(8), PANEL_H);

@@ -12,14 +12,14 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::View;
-use super::families::Family;
 use super::plot::{
     Chart, DrawResult, Entry, Place, SANS, Stroke, Style, column_style, heading, heading_height, legend,
     legend_width, log_axis, mark, time_tick,
 };
 use crate::histogram;
-use crate::matrix::Pattern;
-use crate::results::shows::Gathered;
+use crate::pattern::Family;
+use crate::pattern::shows::Gathered;
+use crate::pattern::spec;
 use crate::results::{CaseResult, Status};
 
 /// What the report says of the spectra.
@@ -70,7 +70,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
     let mut charts = Vec::new();
     for case in &view.cases {
         let Some(pattern) = view.pattern(case) else { continue };
-        if !pattern.timed() {
+        if !spec(pattern).timed {
             continue;
         }
         let lines = lines(view, case)?;
@@ -86,11 +86,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
             written.push(path);
         }
         let name = format!("spectrum-{}", slug(case));
-        let what = match pattern {
-            Pattern::Latency => "one way, from each message's due time",
-            Pattern::FanoutLatency => "one way to every subscriber, from each message's due time",
-            _ => "per call",
-        };
+        let what = spec(pattern).spectrum;
         let title = format!("{case}: latency by percentile ({what})");
         let (svg, png) = (dir.join(format!("{name}.svg")), dir.join(format!("{name}.png")));
         let entries: Vec<Entry> =

@@ -9,13 +9,14 @@ use ipcbench_api::LibraryInfo;
 use anyhow::Result;
 
 use super::cost;
-use super::families::{self, Family, FamilyTable};
+use super::families::{self, FamilyTable};
 use super::model::{self, Cell, Mark, Table, figure_text, value_text};
 use super::page::{Block, Format, Page, Section};
 use super::{Source, View};
 use crate::analysis;
 use crate::format::whole_percent;
 use crate::matrix::Case;
+use crate::pattern::Family;
 use crate::results::{CaseResult, Status};
 
 /// A cell as the terminal shows it: no rank, a dash without its footnote (the progress line

@@ -14,14 +14,14 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::View;
-use super::families::Family;
 use super::plot::{
     Chart, DrawResult, Entry, Marker, Place, ROW, SANS, Stroke, heading, heading_height, legend, log_axis,
     log_span, narrow, nth, number_tick, text_width, time_tick,
 };
 use crate::format::whole_percent;
+use crate::pattern::Family;
+use crate::pattern::shows::Gathered;
 use crate::results::Document;
-use crate::results::shows::Gathered;
 
 /// What the chart shows of one file.
 struct Line {

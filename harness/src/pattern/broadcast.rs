@@ -1,0 +1,73 @@
+//! Broadcasts: one publisher and its subscribers, every subscriber receiving every message
+//! (lossless) or losing what it cannot keep up with (lossy). The figure is the slowest
+//! subscriber's rate.
+
+use ipcbench_api::{Requests, Shape};
+
+use super::checks::{Broken, Delivered};
+use super::shows::{CORES, CountPanel, Over, Panel, RATE, Scale, Scaling, Shows, Title, rate_only};
+use super::words::{many, subscribers_of};
+use super::{Family, FamilySpec, Floor, Spec};
+use crate::matrix::{Case, Role};
+use crate::results::{Figure, Figures, Measure, RoleReport};
+
+pub const FAMILY: FamilySpec = FamilySpec {
+    title: "Broadcasts",
+    anchor: "broadcasts",
+    method: |cases| {
+        format!(
+            "One publisher and {}, every subscriber receiving every message: the slowest subscriber's rate, \
+             and how much slower it was than the fastest (the subscribers' spread). Lossless: a subscriber \
+             behind holds the publisher back; lossy: it loses messages instead (the share lost beside the \
+             rate). Where the processes outnumber the machine's cores (*) the subscribers take turns on \
+             them, and the waiting mode, where a subscriber sleeps until woken, is the one that means what \
+             it would on a machine with a core per process.",
+            many(&super::words::distinct(cases, subscribers_of), "subscriber")
+        )
+    },
+};
+
+pub const SPEC: Spec = Spec {
+    family: Family::Broadcasts,
+    counted: Figure::MsgsPerS,
+    timed: false,
+    calls: false,
+    floor: Floor::None,
+    spectrum: "per call",
+    shows: Shows {
+        rows: &[(Measure::MsgsPerS, "rate"), (Measure::SubscribersSpread, "subscribers' spread")],
+        panels: &[
+            RATE,
+            Panel { measure: Measure::LostShare, label: "lossy: share lost (%)", scale: Scale::Percent },
+        ],
+        ..rate_only(Title::AfterFamily("the slowest subscriber's messages per second"))
+    },
+    scaling: Some(Scaling {
+        over: Over::Subscribers,
+        panels: &[CountPanel::rate("the slowest subscriber's rate"), CORES],
+        place: subscribers_place,
+    }),
+    figures,
+    costed: true,
+};
+
+/// A broadcast's count, its subscribers, is its name's third part: `broadcast/lossy/*sub/16B`.
+pub fn subscribers_place(case: &Case) -> Option<(usize, &'static str, f64)> {
+    match case.shape {
+        Shape::Broadcast { subscribers, .. } => Some((2, "*sub", subscribers as f64)),
+        _ => None,
+    }
+}
+
+/// Every subscriber's counts agree with the publisher's; the figure is the slowest's rate, a
+/// lossy one's with its share lost and the subscribers' spread.
+fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
+    let d = Delivered::check(case, reports, (Role::Publisher, Role::Subscriber))?;
+    let slowest = d.slowest_of(&d.receivers)?;
+    Ok(Figures {
+        msgs_per_s: d.rate(slowest.received_measured),
+        subscribers_spread: d.spread(&d.receivers, slowest),
+        lost_share: d.lost_share(slowest),
+        ..Figures::default()
+    })
+}

@@ -1,0 +1,78 @@
+//! Latency at a fixed rate: a stream whose sender keeps a schedule and stamps each message with
+//! the instant it was due; the receiver times each from that instant.
+
+use ipcbench_api::Requests;
+
+use super::checks::{Broken, Delivered};
+use super::shows::{CountPanel, Line, Over, Panel, Scale, Scaling, Shows, Title};
+use super::words::{distinct, per_second, rate_of};
+use super::{Family, FamilySpec, Floor, Spec};
+use crate::matrix::{Case, Pace, Role};
+use crate::results::{Figure, Figures, Measure, RoleReport};
+
+pub const FAMILY: FamilySpec = FamilySpec {
+    title: "Latency at a fixed rate",
+    anchor: "latency",
+    method: |cases| {
+        format!(
+            "A sender on a fixed schedule ({}), as applications send: each message's one-way latency from \
+             its due time, as a whole spectrum.{}",
+            per_second(cases),
+            if distinct(cases, rate_of).contains(&1_000) {
+                " At 1 k/s the waiting mode is a sleeping receiver."
+            } else {
+                ""
+            }
+        )
+    },
+};
+
+pub const SPEC: Spec = Spec {
+    family: Family::Latency,
+    counted: Figure::P50Ns,
+    timed: true,
+    calls: false,
+    floor: Floor::OneWay,
+    spectrum: "one way, from each message's due time",
+    shows: Shows {
+        rows: &[
+            (Measure::P50Ns, "p50"),
+            (Measure::P99Ns, "p99"),
+            (Measure::P9999Ns, "p99.99"),
+            (Measure::MaxNs, "max"),
+        ],
+        compared: &[Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg],
+        chart: Title::AfterFamily("p50 and p99.99 one way, from each message's due time (lower is better)"),
+        panels: &[
+            Panel { measure: Measure::P50Ns, label: "p50 one way", scale: Scale::Micros },
+            Panel { measure: Measure::P9999Ns, label: "p99.99 one way", scale: Scale::Micros },
+        ],
+        floors_on: Some(0),
+        copy_floor: false,
+        line: Line::Spectrum,
+    },
+    scaling: Some(Scaling {
+        over: Over::Rate,
+        panels: &[
+            CountPanel::latency(Measure::P50Ns, "p50 one way", "p50"),
+            CountPanel::latency(Measure::P99Ns, "p99 one way", "p99"),
+            CountPanel::latency(Measure::P999Ns, "p99.9 one way", "p99.9"),
+        ],
+        place: |case| match case.pace {
+            Pace::Rate(rate) => Some((1, "*", rate as f64)),
+            _ => None,
+        },
+    }),
+    figures,
+    costed: true,
+};
+
+/// Every message the sender sent arrived; the figures are the receiver's rate, the latency
+/// spectrum from each message's due time, the sender's lateness and how far it fell behind.
+fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
+    let d = Delivered::check(case, reports, (Role::Sender, Role::Receiver))?;
+    let slowest = d.slowest_of(&d.receivers)?;
+    let mut out = Figures { msgs_per_s: d.rate(slowest.received_measured), ..Figures::default() };
+    d.paced(&mut out);
+    Ok(out)
+}

@@ -1,0 +1,71 @@
+//! Work queues: producers and consumers, each message to exactly one consumer. The figure is
+//! every consumer's rate together.
+
+use std::path::Path;
+
+use ipcbench_api::Requests;
+
+use super::checks::{Broken, broken, of, window};
+use super::shows::{Shows, Title, rate_only};
+use super::words::{listed, shapes};
+use super::{Family, FamilySpec, Floor, Spec};
+use crate::matrix::{Case, Role};
+use crate::results::{Figure, Figures, RoleReport};
+use crate::role::taken::{self, Taken};
+
+pub const FAMILY: FamilySpec = FamilySpec {
+    title: "Work queues",
+    anchor: "queues",
+    method: |cases| {
+        format!(
+            "Producers and consumers, each message to exactly one consumer ({}): every consumer's messages \
+             per second together.",
+            listed(&shapes(cases), "and")
+        )
+    },
+};
+
+pub const SPEC: Spec = Spec {
+    family: Family::Queues,
+    counted: Figure::MsgsPerS,
+    timed: false,
+    calls: false,
+    floor: Floor::None,
+    spectrum: "per call",
+    shows: Shows { ..rate_only(Title::AfterFamily("every consumer's messages per second together")) },
+    scaling: None,
+    figures,
+    costed: true,
+};
+
+/// Every message reached exactly one consumer (each consumer's record of what it took, proved
+/// against what each producer sent), and the window's counts agree.
+fn figures(_: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
+    let seconds = window(reports)?;
+    let producers = of(reports, Role::Producer);
+    let consumers = of(reports, Role::Consumer);
+    let mut sent = vec![0; producers.len()];
+    for p in &producers {
+        match sent.get_mut(p.index) {
+            Some(n) => *n = p.sent().sent,
+            None => return Err(broken(p, format!("producer {} of {}", p.index, producers.len()))),
+        }
+    }
+    let mut taken = Vec::new();
+    for c in &consumers {
+        let file =
+            c.taken_file.as_deref().ok_or_else(|| broken(c, "no record of the messages taken".into()))?;
+        taken.push(Taken::load(Path::new(file)).map_err(|e| broken(c, format!("{e:#}")))?);
+    }
+    taken::prove(&taken, &sent)
+        .map_err(|e| broken(consumers[0], format!("not every message reached exactly one consumer: {e}")))?;
+    let measured_sent: u64 = producers.iter().map(|p| p.sent().measured).sum();
+    let measured_got: u64 = consumers.iter().map(|c| c.got().received_measured).sum();
+    if measured_got != measured_sent {
+        return Err(broken(
+            consumers[0],
+            format!("{measured_got} measured messages consumed of {measured_sent}"),
+        ));
+    }
+    Ok(Figures { msgs_per_s: measured_got as f64 / seconds, ..Figures::default() })
+}

@@ -1,0 +1,49 @@
+//! Services: clients send a request and wait for its reply before the next; several servers
+//! share the requests. The figures are every client's calls a second together and the p50 call.
+
+use ipcbench_api::Requests;
+
+use super::checks::{Broken, calls};
+use super::shows::{CALLS, Line, Panel, Scale, Shows, Title};
+use super::words::{listed, shapes};
+use super::{Family, FamilySpec, Floor, Spec};
+use crate::matrix::{Case, Role};
+use crate::results::{Figure, Figures, Measure, RoleReport};
+
+pub const FAMILY: FamilySpec = FamilySpec {
+    title: "Services",
+    anchor: "services",
+    method: |cases| {
+        format!(
+            "Clients send a request and wait for its reply before the next (clients × servers: {}; several \
+             servers share the requests): every client's calls per second together, and the p50 of a call.",
+            listed(&shapes(cases), "and")
+        )
+    },
+};
+
+pub const SPEC: Spec = Spec {
+    family: Family::Services,
+    counted: Figure::MsgsPerS,
+    timed: true,
+    calls: true,
+    floor: Floor::RoundTrip,
+    spectrum: "per call",
+    shows: Shows {
+        rows: &[(Measure::MsgsPerS, "rate"), (Measure::P50Ns, "p50 call")],
+        compared: &[Measure::MsgsPerS, Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg],
+        chart: Title::AfterFamily("every client's calls per second together, and the p50 call"),
+        panels: &[CALLS, Panel { measure: Measure::P50Ns, label: "p50 call", scale: Scale::Micros }],
+        floors_on: Some(1),
+        copy_floor: false,
+        line: Line::Rate,
+    },
+    scaling: None,
+    figures,
+    costed: true,
+};
+
+/// Every request answered, by one server or (a library without load sharing) by each.
+fn figures(_: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
+    calls(reports, (Role::Client, Role::Server), requests)
+}

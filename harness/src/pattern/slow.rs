@@ -1,0 +1,65 @@
+//! A slow subscriber: a broadcast whose last subscribers spend a fixed time on each message.
+//! The figures are the others' rate (and loss) beside the slow ones'.
+
+use ipcbench_api::Requests;
+
+use super::checks::{Broken, Delivered};
+use super::shows::{Panel, Scale, Shows, Title, rate_only};
+use super::{Family, FamilySpec, Floor, Spec};
+use crate::matrix::{Case, Role};
+use crate::results::{Figure, Figures, Measure, RoleReport};
+
+pub const FAMILY: FamilySpec = FamilySpec {
+    title: "A slow subscriber",
+    anchor: "slow",
+    method: |_| {
+        "A broadcast to 4 subscribers, one of which spends a fixed time on each message (a busy wait, \
+         --slow-work, 10 µs by default). Lossless: how far the slow one holds back the publisher and the \
+         others (their rate falls to its); lossy: whether the others keep their rate and lose no more than \
+         it does, the isolation a lossy broadcast promises."
+            .into()
+    },
+};
+
+pub const SPEC: Spec = Spec {
+    family: Family::SlowSubscriber,
+    counted: Figure::MsgsPerS,
+    timed: false,
+    calls: false,
+    floor: Floor::None,
+    spectrum: "per call",
+    shows: Shows {
+        rows: &[
+            (Measure::MsgsPerS, "the others' rate"),
+            (Measure::SlowMsgsPerS, "the slow one's rate"),
+            (Measure::SlowLostShare, "the slow one's loss"),
+        ],
+        compared: &[Measure::MsgsPerS, Measure::SlowMsgsPerS, Measure::CpuNsPerMsg],
+        panels: &[
+            Panel { measure: Measure::MsgsPerS, label: "the others' M msg/s", scale: Scale::Mega },
+            Panel { measure: Measure::SlowMsgsPerS, label: "the slow one's M msg/s", scale: Scale::Mega },
+        ],
+        ..rate_only(Title::AfterFamily("the other subscribers' messages per second, beside the slow one's"))
+    },
+    scaling: None,
+    figures,
+    costed: true,
+};
+
+/// Every subscriber's counts agree with the publisher's; the figure is the slowest of the others'
+/// rate (a lossy one's with its loss and their spread), the slowest slow one's beside it.
+fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
+    let d = Delivered::check(case, reports, (Role::Publisher, Role::Subscriber))?;
+    let (slow, others): (Vec<&RoleReport>, Vec<&RoleReport>) =
+        d.receivers.iter().partition(|r| case.is_slow(r.index));
+    let slowest = d.slowest_of(&others)?;
+    let slow = Delivered::slowest(&slow);
+    Ok(Figures {
+        msgs_per_s: d.rate(slowest.received_measured),
+        subscribers_spread: d.spread(&others, slowest),
+        lost_share: d.lost_share(slowest),
+        slow_msgs_per_s: slow.map(|s| d.rate(s.received_measured)),
+        slow_lost_share: slow.and_then(|s| d.lost_share(s)),
+        ..Figures::default()
+    })
+}

@@ -1,0 +1,123 @@
+//! Each pattern's figures from hand-made reports: what its checks refuse and what they give.
+
+use super::*;
+use crate::matrix::Role;
+use crate::results::{Receiving, Sending};
+
+const ONE: Requests = Requests::ToOneServer;
+
+/// A driving role that sent `sent` messages, `measured` of them in a window of one second.
+fn sender(role: &str, index: usize, sent: u64, measured: u64) -> RoleReport {
+    let counts = Sending { sent, measured, window_start_ns: 1_000, window_end_ns: 1_000_001_000 };
+    RoleReport { sending: Some(counts), ..RoleReport::new(Role::parse(role).unwrap(), index) }
+}
+
+/// A receiving role's counts: received, received in the window, lost, lost in the window.
+fn receiver(
+    role: &str,
+    index: usize,
+    [received, received_measured, lost, lost_measured]: [u64; 4],
+) -> RoleReport {
+    let counts = Receiving { received, received_measured, lost, lost_measured, library_lost: 0 };
+    RoleReport { receiving: Some(counts), ..RoleReport::new(Role::parse(role).unwrap(), index) }
+}
+
+fn case(name: &str) -> Case {
+    crate::matrix::find(name).unwrap()
+}
+
+#[test]
+fn a_lossless_stream_that_lost_a_message_is_broken() {
+    let sender = sender("sender", 0, 100, 80);
+    let whole = receiver("receiver", 0, [100, 80, 0, 0]);
+    let f = figures(&case("stream/16B"), &[sender.clone(), whole], ONE).unwrap();
+    assert_eq!(f.msgs_per_s, 80.0, "80 measured messages in one second");
+    let short = receiver("receiver", 0, [99, 79, 0, 0]);
+    let err = figures(&case("stream/16B"), &[sender, short], ONE).unwrap_err();
+    assert_eq!(err.role, "receiver 0");
+    assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
+}
+
+/// A role's report holds its side's counts; one without them is a child's defect, said.
+#[test]
+fn a_role_without_its_sides_counts_is_broken() {
+    let stream = case("stream/16B");
+    let mute = RoleReport::new(Role::Receiver, 0);
+    let err = figures(&stream, &[sender("sender", 0, 10, 10), mute], ONE).unwrap_err();
+    assert_eq!(
+        (err.role.as_str(), err.reason.as_str()),
+        ("receiver 0", "reported no counts of what it received")
+    );
+    let err = figures(&stream, &[RoleReport::new(Role::Sender, 0)], ONE).unwrap_err();
+    assert_eq!(err.reason, "reported no counts of what it sent");
+}
+
+/// A latency sender whose send blocked from its warm-up past the window's end sent none of the
+/// window's messages: the trial stands, all behind, with no latency to give.
+#[test]
+fn a_latency_sender_that_sent_nothing_in_its_window_is_all_behind() {
+    let stuck = RoleReport { scheduled: Some(13_000), ..sender("sender", 0, 2_000, 0) };
+    let receiver = receiver("receiver", 0, [2_000, 0, 0, 0]);
+    let f = figures(&case("latency/100k/16B"), &[stuck, receiver], ONE).unwrap();
+    assert_eq!((f.behind_share, f.p50_ns, f.msgs_per_s), (Some(1.0), None, 0.0));
+}
+
+#[test]
+fn a_lossy_broadcast_takes_the_slowest_subscriber_and_the_share_lost() {
+    let publisher = sender("publisher", 0, 1000, 1000);
+    let a = receiver("subscriber", 0, [900, 900, 100, 100]);
+    let b = receiver("subscriber", 1, [700, 700, 300, 300]);
+    let f = figures(&case("broadcast/lossy/4sub/16B"), &[publisher.clone(), a, b.clone()], ONE).unwrap();
+    assert_eq!(f.msgs_per_s, 700.0);
+    // The slowest subscriber's loss, not the 20 % pooled over both.
+    assert_eq!(f.lost_share, Some(0.3));
+    let mut disagreeing = b;
+    disagreeing.receiving.as_mut().unwrap().library_lost = 299;
+    let err = figures(&case("broadcast/lossy/4sub/16B"), &[publisher, disagreeing], ONE).unwrap_err();
+    assert!(err.reason.contains("the library says 299"), "{}", err.reason);
+}
+
+#[test]
+fn cost_adds_up_the_processes_and_divides_by_the_rate() {
+    use crate::results::Cost;
+    let window = 1_000_000_000;
+    let spent = |cpu: u64, rss: u64| {
+        Some(Cost { window_ns: window, user_ns: cpu, peak_rss_bytes: rss, threads: 1, ..Cost::default() })
+    };
+    let sender = RoleReport { cost: spent(window, 4 << 20), ..sender("sender", 0, 1000, 1000) };
+    let receiver =
+        RoleReport { cost: spent(window / 2, 2 << 20), ..receiver("receiver", 0, [1000, 1000, 0, 0]) };
+    let f = figures(&case("stream/16B"), &[sender.clone(), receiver.clone()], ONE).unwrap();
+    assert_eq!(f.cores_busy, Some(1.5));
+    assert_eq!(f.cpu_ns_per_msg, Some(1.5e6), "1.5 CPU seconds a second over 1000 messages a second");
+    assert_eq!(f.peak_rss_bytes, Some((6 << 20) as f64));
+    let unmetered = RoleReport { cost: None, ..receiver };
+    let f = figures(&case("stream/16B"), &[sender, unmetered], ONE).unwrap();
+    assert_eq!((f.cores_busy, f.cpu_ns_per_msg, f.peak_rss_bytes), (None, None, None));
+}
+
+#[test]
+fn a_service_whose_servers_miss_a_request_is_broken() {
+    let client = sender("client", 0, 10, 5);
+    let server = receiver("server", 0, [9, 0, 0, 0]);
+    let err = figures(&case("service/1c1s/16B"), &[client, server], ONE).unwrap_err();
+    assert!(err.reason.contains("servers took 9 requests; clients sent 10"), "{}", err.reason);
+}
+
+#[test]
+fn where_every_server_answers_every_request_each_must_take_it() {
+    let case = case("service/4c4s/16B");
+    let clients = (0..4).map(|i| sender("client", i, 10, 5));
+    let servers = |took: u64| (0..4).map(move |i| receiver("server", i, [took, 0, 0, 0]));
+    let all: Vec<RoleReport> = clients.clone().chain(servers(40)).collect();
+    assert!(figures(&case, &all, Requests::ToEveryServer).is_ok());
+    let err = figures(&case, &all, ONE).unwrap_err();
+    assert!(err.reason.contains("servers took 160 requests; clients sent 40"), "{}", err.reason);
+    let short: Vec<RoleReport> = clients.chain(servers(39)).collect();
+    let err = figures(&case, &short, Requests::ToEveryServer).unwrap_err();
+    assert!(
+        err.reason.contains("took 156 requests; clients sent 40, each to all 4 servers"),
+        "{}",
+        err.reason
+    );
+}
