@@ -2,8 +2,8 @@
 //! of messages, for the libraries that have batch calls. Their figures are their pattern's; they
 //! are a family, a table and a chart of their own.
 
-use super::FamilySpec;
 use super::shows::{Shows, Title, rate_only};
+use super::spec::FamilySpec;
 use super::words::{counts, distinct};
 
 pub const FAMILY: FamilySpec = FamilySpec {

@@ -5,7 +5,7 @@ use ipcbench_api::Requests;
 
 use super::checks::{Broken, broken, latency, of, spectrum};
 use super::shows::{Line, Panel, Scale, Shows, Title};
-use super::{Family, FamilySpec, Floor, Spec};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::noise::middle;
 use crate::results::{Figure, Figures, Measure, RoleReport};

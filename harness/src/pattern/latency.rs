@@ -5,8 +5,8 @@ use ipcbench_api::Requests;
 
 use super::checks::{Broken, Delivered};
 use super::shows::{CountPanel, Line, Over, Panel, Scale, Scaling, Shows, Title};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{distinct, per_second, rate_of};
-use super::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Pace, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
 

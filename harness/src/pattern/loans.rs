@@ -2,8 +2,8 @@
 //! memory, beside the same case copied. Their figures are their pattern's; the report shows each
 //! beside its copy, in no family table of its own.
 
-use super::FamilySpec;
 use super::shows::{Line, RATE, Shows, Title};
+use super::spec::FamilySpec;
 use crate::results::Measure;
 
 /// What the section says its cells are.

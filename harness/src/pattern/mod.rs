@@ -3,14 +3,14 @@
 //! against each other is its own), which figure ranks it, what it shows (its table's rows, its
 //! chart, its scaling chart, its floor) and what its family's section says it measures. The
 //! driver, the analysis, the report and compare read a pattern's `Spec` and a family's
-//! `FamilySpec`; the two matches below are the only places that turn a `Pattern` or a `Family`
-//! into what it is.
+//! `FamilySpec`; the matches below are the only places that turn a `Pattern`, a `Family` or
+//! what a case is gathered under into what it is. The types the family files fill in are in
+//! spec.rs and shows.rs, below them, so that no file imports one that imports it back.
 
 mod batch;
 mod broadcast;
 mod checks;
 mod connect;
-mod family;
 mod fanout;
 mod latency;
 mod loans;
@@ -19,53 +19,18 @@ mod queue;
 mod service;
 pub mod shows;
 mod slow;
+mod spec;
 mod stream;
 mod words;
 
 use ipcbench_api::Requests;
 
 pub use checks::Broken;
-pub use family::{Family, FamilySpec};
-use shows::{Scaling, Shows};
+use shows::Shows;
+pub use spec::{Family, FamilySpec, Floor, Spec};
 
 use crate::matrix::{Case, Pattern};
-use crate::results::{Figure, Figures, RoleReport};
-
-/// What a pattern is, to everything that reads its results.
-pub struct Spec {
-    /// The report's section its cases are in.
-    pub family: Family,
-    /// The figure that ranks its results: a rate (higher is better) or a p50 (lower is).
-    pub counted: Figure,
-    /// Whether its results time each call or message into a latency histogram (round trips,
-    /// services, fixed-rate latency): what the spectra draw and the floors hold.
-    pub timed: bool,
-    /// Whether its rate counts calls (a request and its reply) rather than messages.
-    pub calls: bool,
-    /// The machine's round-trip floor its p50 is held against, where one is.
-    pub floor: Floor,
-    /// What its latency spectrum times, in the spectrum chart's title.
-    pub spectrum: &'static str,
-    pub shows: Shows,
-    /// Its chart against a count, where its cases differ in one.
-    pub scaling: Option<Scaling>,
-    /// Its figures from its roles' reports, once each report has its side's counts; `requests`
-    /// says whether a service's request reaches one server or every server.
-    pub figures: fn(&Case, &[RoleReport], Requests) -> Result<Figures, Broken>,
-    /// Whether its figures include what the trial cost (cores busy, CPU per message, memory).
-    pub costed: bool,
-}
-
-/// Which of the machine's floors a pattern's p50 is held against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Floor {
-    /// None: a rate, a fan-out (whose subscribers share the cores), a pair, a set-up.
-    None,
-    /// The round trip: a round trip's or a call's p50.
-    RoundTrip,
-    /// Half of it: one way crosses the line once.
-    OneWay,
-}
+use crate::results::{CaseResult, Figures, RoleReport};
 
 /// A pattern's spec.
 pub fn spec(pattern: Pattern) -> &'static Spec {
@@ -92,6 +57,92 @@ pub fn figures(case: &Case, reports: &[RoleReport], requests: Requests) -> Resul
         checks::cost(reports, &mut out);
     }
     Ok(out)
+}
+
+impl Family {
+    pub fn spec(self) -> &'static FamilySpec {
+        match self {
+            Family::Streams => &stream::FAMILY,
+            Family::Broadcasts => &broadcast::FAMILY,
+            Family::Queues => &queue::FAMILY,
+            Family::Services => &service::FAMILY,
+            Family::Batches => &batch::FAMILY,
+            Family::Latency => &latency::FAMILY,
+            Family::Connect => &connect::FAMILY,
+            Family::SlowSubscriber => &slow::FAMILY,
+            Family::Pairs => &pairs::FAMILY,
+            Family::FanoutLatency => &fanout::FAMILY,
+            Family::Loans => &loans::FAMILY,
+        }
+    }
+
+    /// The family of what a case is gathered under: its pattern's; batch and loan cases are
+    /// families of their own.
+    pub fn of(gathered: Gathered) -> Family {
+        match gathered {
+            Gathered::Batches => Family::Batches,
+            Gathered::Loans => Family::Loans,
+            Gathered::Pattern(p) => spec(p).family,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        self.spec().title
+    }
+
+    pub fn anchor(self) -> &'static str {
+        self.spec().anchor
+    }
+
+    /// What the family's cases (of those given) measure.
+    pub fn method(self, cases: &[&Case]) -> String {
+        (self.spec().method)(cases)
+    }
+}
+
+/// What a table or chart gathers a case under: its pattern, the batch cases of every pattern
+/// together, or the loan cases (shown in "Copy against loan" beside their copies, in no family
+/// table or chart of their own). The family tables and the charts both group by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gathered {
+    Pattern(Pattern),
+    Batches,
+    Loans,
+}
+
+impl Gathered {
+    /// Each pattern in its order, then the batch cases.
+    pub fn all() -> impl Iterator<Item = Gathered> {
+        Pattern::ALL.into_iter().map(Gathered::Pattern).chain([Gathered::Batches])
+    }
+
+    /// A result's: its pattern's, the batches' for a batch case, the loans' for a loan case.
+    pub fn of(r: &CaseResult) -> Gathered {
+        if r.transfer == ipcbench_api::Transfer::Loan {
+            Gathered::Loans
+        } else if r.batch.is_some() {
+            Gathered::Batches
+        } else {
+            Gathered::Pattern(r.pattern)
+        }
+    }
+
+    pub fn shows(self) -> Shows {
+        match self {
+            Gathered::Pattern(p) => spec(p).shows,
+            Gathered::Batches => batch::SHOWS,
+            Gathered::Loans => loans::SHOWS,
+        }
+    }
+
+    /// A chart's file name: `stream`, `batch`, `loan`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gathered::Pattern(p) => p.as_str(),
+            Gathered::Batches => "batch",
+            Gathered::Loans => "loan",
+        }
+    }
 }
 
 #[cfg(test)]

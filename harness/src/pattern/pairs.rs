@@ -6,8 +6,8 @@ use ipcbench_api::{Requests, Shape};
 
 use super::checks::{Broken, broken};
 use super::shows::{CORES, CountPanel, Over, Panel, RATE, Scale, Scaling, Shows, Title, rate_only};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{counts, distinct};
-use super::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
 

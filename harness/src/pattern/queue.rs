@@ -7,8 +7,8 @@ use ipcbench_api::Requests;
 
 use super::checks::{Broken, broken, of, window};
 use super::shows::{Shows, Title, rate_only};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{listed, shapes};
-use super::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, RoleReport};
 use crate::role::taken::{self, Taken};

@@ -5,8 +5,8 @@ use ipcbench_api::Requests;
 
 use super::checks::{Broken, calls};
 use super::shows::{CALLS, Line, Panel, Scale, Shows, Title};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{listed, shapes};
-use super::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
 

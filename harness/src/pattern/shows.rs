@@ -4,8 +4,7 @@
 //! scaling chart draws against a count. The family tables, compare, the charts and the cells
 //! read these; each pattern's file fills them in.
 
-use crate::matrix::Pattern;
-use crate::results::{CaseResult, Measure};
+use crate::results::Measure;
 
 /// A chart's panel: a figure, on its axis, under its label.
 #[derive(Clone, Copy)]
@@ -160,104 +159,3 @@ pub const CORES: CountPanel = CountPanel {
     divisor: 1.0,
     time: false,
 };
-
-/// What a table or chart gathers a case under: its pattern, the batch cases of every pattern
-/// together, or the loan cases (shown in "Copy against loan" beside their copies, in no family
-/// table or chart of their own). The family tables and the charts both group by it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gathered {
-    Pattern(Pattern),
-    Batches,
-    Loans,
-}
-
-impl Gathered {
-    /// Each pattern in its order, then the batch cases.
-    pub fn all() -> impl Iterator<Item = Gathered> {
-        Pattern::ALL.into_iter().map(Gathered::Pattern).chain([Gathered::Batches])
-    }
-
-    /// A result's: its pattern's, the batches' for a batch case, the loans' for a loan case.
-    pub fn of(r: &CaseResult) -> Gathered {
-        if r.transfer == ipcbench_api::Transfer::Loan {
-            Gathered::Loans
-        } else if r.batch.is_some() {
-            Gathered::Batches
-        } else {
-            Gathered::Pattern(r.pattern)
-        }
-    }
-
-    pub fn shows(self) -> Shows {
-        match self {
-            Gathered::Pattern(p) => super::spec(p).shows,
-            Gathered::Batches => super::batch::SHOWS,
-            Gathered::Loans => super::loans::SHOWS,
-        }
-    }
-
-    /// A chart's file name: `stream`, `batch`, `loan`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Gathered::Pattern(p) => p.as_str(),
-            Gathered::Batches => "batch",
-            Gathered::Loans => "loan",
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The figure a pattern is ranked by heads its table and its chart, the floors cross a
-    /// panel it has, and what compare holds includes the ranked figure and the cost.
-    #[test]
-    fn each_pattern_shows_its_ranked_figure_first() {
-        for pattern in Pattern::ALL {
-            let s = super::super::spec(pattern).shows;
-            let ranked = super::super::spec(pattern).counted.measure();
-            assert_eq!(s.rows[0].0, ranked, "{pattern}");
-            assert_eq!(s.panels[0].measure, ranked, "{pattern}");
-            assert!(s.floors_on.is_none_or(|i| i < s.panels.len()), "{pattern}");
-            assert_eq!(
-                s.floors_on.is_some(),
-                super::super::spec(pattern).timed,
-                "{pattern}: floors where it is timed"
-            );
-            assert!(s.compared.contains(&ranked) && s.compared.contains(&CpuNsPerMsg), "{pattern}");
-            assert_eq!(s.rows.iter().filter(|(m, _)| *m == ranked).count(), 1, "{pattern}");
-        }
-        assert_eq!(super::super::batch::SHOWS.rows[0].0, MsgsPerS);
-    }
-
-    /// A chart's title and axes agree: a rate's axis counts what the title counts (calls or
-    /// messages), a time panel's figure (p50, p99.99, greatest) is named in the title, and its
-    /// label carries no unit (its ticks do).
-    #[test]
-    fn titles_and_axes_agree() {
-        for g in Gathered::all().chain([Gathered::Loans]) {
-            let s = g.shows();
-            let (Title::Own(title) | Title::AfterFamily(title)) = s.chart;
-            for p in s.panels {
-                match p.scale {
-                    Scale::Mega => {
-                        assert!(p.label.ends_with("/s"), "{title}: {}", p.label);
-                        assert_eq!(
-                            p.label.contains("calls"),
-                            title.contains("calls"),
-                            "{title}: {}",
-                            p.label
-                        );
-                    }
-                    Scale::Micros => {
-                        let figure = p.label.split(' ').next().unwrap_or_default();
-                        assert!(title.contains(figure), "{title} does not name {figure}");
-                        assert!(!p.label.contains("µs") && !p.label.contains("ms"), "{}", p.label);
-                    }
-                    Scale::Percent => assert!(p.label.contains('%'), "{}", p.label),
-                }
-            }
-        }
-    }
-}

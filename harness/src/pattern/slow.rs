@@ -5,7 +5,7 @@ use ipcbench_api::Requests;
 
 use super::checks::{Broken, Delivered};
 use super::shows::{Panel, Scale, Shows, Title, rate_only};
-use super::{Family, FamilySpec, Floor, Spec};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
 

@@ -6,7 +6,7 @@ use ipcbench_api::Requests;
 
 use super::checks::{Broken, Delivered, calls};
 use super::shows::{Line, Panel, Scale, Shows, Title, rate_only};
-use super::{Family, FamilySpec, Floor, Spec};
+use super::spec::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
 

@@ -1,7 +1,9 @@
 //! Each pattern's figures from hand-made reports: what its checks refuse and what they give.
 
+use super::shows::{Scale, Title};
 use super::*;
 use crate::matrix::Role;
+use crate::results::Measure::{CpuNsPerMsg, MsgsPerS};
 use crate::results::{Receiving, Sending};
 
 const ONE: Requests = Requests::ToOneServer;
@@ -120,4 +122,46 @@ fn where_every_server_answers_every_request_each_must_take_it() {
         "{}",
         err.reason
     );
+}
+
+/// The figure a pattern is ranked by heads its table and its chart, the floors cross a
+/// panel it has, and what compare holds includes the ranked figure and the cost.
+#[test]
+fn each_pattern_shows_its_ranked_figure_first() {
+    for pattern in Pattern::ALL {
+        let s = spec(pattern).shows;
+        let ranked = spec(pattern).counted.measure();
+        assert_eq!(s.rows[0].0, ranked, "{pattern}");
+        assert_eq!(s.panels[0].measure, ranked, "{pattern}");
+        assert!(s.floors_on.is_none_or(|i| i < s.panels.len()), "{pattern}");
+        assert_eq!(s.floors_on.is_some(), spec(pattern).timed, "{pattern}: floors where it is timed");
+        assert!(s.compared.contains(&ranked) && s.compared.contains(&CpuNsPerMsg), "{pattern}");
+        assert_eq!(s.rows.iter().filter(|(m, _)| *m == ranked).count(), 1, "{pattern}");
+    }
+    assert_eq!(batch::SHOWS.rows[0].0, MsgsPerS);
+}
+
+/// A chart's title and axes agree: a rate's axis counts what the title counts (calls or
+/// messages), a time panel's figure (p50, p99.99, greatest) is named in the title, and its
+/// label carries no unit (its ticks do).
+#[test]
+fn titles_and_axes_agree() {
+    for g in Gathered::all().chain([Gathered::Loans]) {
+        let s = g.shows();
+        let (Title::Own(title) | Title::AfterFamily(title)) = s.chart;
+        for p in s.panels {
+            match p.scale {
+                Scale::Mega => {
+                    assert!(p.label.ends_with("/s"), "{title}: {}", p.label);
+                    assert_eq!(p.label.contains("calls"), title.contains("calls"), "{title}: {}", p.label);
+                }
+                Scale::Micros => {
+                    let figure = p.label.split(' ').next().unwrap_or_default();
+                    assert!(title.contains(figure), "{title} does not name {figure}");
+                    assert!(!p.label.contains("µs") && !p.label.contains("ms"), "{}", p.label);
+                }
+                Scale::Percent => assert!(p.label.contains('%'), "{}", p.label),
+            }
+        }
+    }
 }

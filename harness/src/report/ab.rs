@@ -11,12 +11,8 @@ use super::View;
 use super::plot::{Chart, DrawResult, MAX_W, Place, SANS, heading, heading_height, text_width};
 use crate::format::{nanos, rate, resolution, whole_percent};
 use crate::report::model::{Cell, Table};
-use crate::report::terminal;
 use crate::results::ab::{AbFigure, AbRecord, AbSettings, AbVerdict, Side};
 use crate::results::{Document, Figure};
-
-/// The section's title.
-pub const TITLE: &str = "A/B: candidate against base";
 
 /// The first file of the report that is an A/B run: its record and settings.
 pub fn of<'a>(view: &'a View) -> Option<(&'a Document, &'a AbRecord, &'a AbSettings)> {
@@ -126,16 +122,6 @@ pub fn summary(record: &AbRecord) -> String {
         of(Side::Candidate),
         of(Side::Sentinel)
     )
-}
-
-/// The A/B as the terminal prints it at the run's end.
-pub fn terminal(record: &AbRecord, settings: &AbSettings) -> String {
-    let mut out = preamble(record, settings).join("\n");
-    out.push_str("\n\n");
-    out.push_str(&terminal::render(&table(record)));
-    out.push_str("\n\n");
-    out.push_str(&summary(record));
-    out
 }
 
 /// The rows of the chart, in the table's order.

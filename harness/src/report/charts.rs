@@ -24,7 +24,8 @@ use super::plot::{
 use super::{cost, floor};
 use crate::analysis;
 use crate::pattern::Family;
-use crate::pattern::shows::{Gathered, Scale, Title};
+use crate::pattern::Gathered;
+use crate::pattern::shows::{Scale, Title};
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
 

@@ -16,7 +16,7 @@ use super::sizes::{self, Panel};
 use crate::format::{nanos, rate};
 use crate::matrix::{LOAN_PREFIX, Pattern};
 use crate::pattern::Family;
-use crate::pattern::shows::Gathered;
+use crate::pattern::Gathered;
 use crate::pattern::spec;
 use crate::results::{CaseResult, Measure, Status};
 

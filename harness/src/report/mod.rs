@@ -47,7 +47,7 @@ pub use faq::Subject;
 use ipcbench_api::{Kind, Shape};
 
 use crate::matrix::{self, Case, Pace, Pattern};
-use crate::pattern::shows::Gathered;
+use crate::pattern::Gathered;
 use crate::results::{self, CaseResult, Document, LibraryRecord};
 
 /// One results file and the name its machine goes by in the report.

@@ -127,7 +127,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
             Block::Table(ab::table(record)),
             Block::Note(ab::summary(record)),
         ];
-        sections.insert(0, section("ab", ab::TITLE, blocks));
+        sections.insert(0, section("ab", Place::Ab.title(), blocks));
     }
     for f in Family::ALL {
         let mut t = families::table(view, f);

@@ -90,7 +90,7 @@ impl Place {
             Place::Cost => "What each figure costs",
             Place::Sizes => "Across message sizes",
             Place::Host => "Machines",
-            Place::Ab => super::ab::TITLE,
+            Place::Ab => "A/B: candidate against base",
         }
     }
 }

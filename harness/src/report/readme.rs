@@ -457,7 +457,7 @@ mod tests {
     fn the_reference_run_has_every_family_and_a_state_for_every_result() {
         use crate::matrix::{Pace, Pattern};
         use crate::pattern::Family;
-        use crate::pattern::shows::Gathered;
+        use crate::pattern::Gathered;
         use crate::results::Status;
         let source = Source::committed(REFERENCE);
         let results = &source.doc.results;

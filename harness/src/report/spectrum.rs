@@ -18,7 +18,7 @@ use super::plot::{
 };
 use crate::histogram;
 use crate::pattern::Family;
-use crate::pattern::shows::Gathered;
+use crate::pattern::Gathered;
 use crate::pattern::spec;
 use crate::results::{CaseResult, Status};
 

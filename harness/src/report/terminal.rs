@@ -17,6 +17,7 @@ use crate::analysis;
 use crate::format::whole_percent;
 use crate::matrix::Case;
 use crate::pattern::Family;
+use crate::results::ab::{AbRecord, AbSettings};
 use crate::results::{CaseResult, Status};
 
 /// A cell as the terminal shows it: no rank, a dash without its footnote (the progress line
@@ -32,6 +33,16 @@ fn cell(c: &Cell) -> String {
         Cell::Library { id, .. } => id.clone(),
         Cell::Empty => String::new(),
     }
+}
+
+/// The A/B as the terminal prints it at the run's end.
+pub fn ab(record: &AbRecord, settings: &AbSettings) -> String {
+    let mut out = super::ab::preamble(record, settings).join("\n");
+    out.push_str("\n\n");
+    out.push_str(&render(&super::ab::table(record)));
+    out.push_str("\n\n");
+    out.push_str(&super::ab::summary(record));
+    out
 }
 
 /// A table with its columns padded to their widest cell.

@@ -20,7 +20,7 @@ use super::plot::{
 };
 use crate::format::whole_percent;
 use crate::pattern::Family;
-use crate::pattern::shows::Gathered;
+use crate::pattern::Gathered;
 use crate::results::Document;
 
 /// What the chart shows of one file.

@@ -197,7 +197,7 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
     let interrupted = ctx.close(&mut doc, &path)?;
     let record = doc.ab.clone().expect("an A/B file has its record");
     let (code, why) = ab::outcome(&record, settings, failed);
-    console::out(&report::ab::terminal(&record, settings));
+    console::out(&report::terminal::ab(&record, settings));
     console::say(&wall_text(opts, &doc.results, trials, wall_s));
     Ok(Ended { path, interrupted, code, why, record })
 }
