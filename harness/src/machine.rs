@@ -158,8 +158,9 @@ impl Topology {
     }
 }
 
-/// The conditions a run started in (the results' `conditions`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// The conditions a run started in (the results' `conditions`); the default is an idle machine
+/// nothing was measured on (the driver's tests).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Conditions {
     /// The 1-minute load average.
     pub load_1m: f64,

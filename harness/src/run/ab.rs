@@ -12,7 +12,7 @@ use anyhow::Result;
 use ipcbench_api::{LibraryInfo, RecvMode};
 
 use super::trial::Launch;
-use super::{Opened, RunContext, open, write};
+use super::{Opened, Processes, RunContext, open, write};
 use crate::ab::{self, order};
 use crate::console;
 use crate::matrix::Case;
@@ -63,10 +63,10 @@ pub fn run(opts: &Options, plan: Plan) -> Result<Ended> {
     let settings: &AbSettings = opts.config.ab.as_ref().expect("an A/B run has its settings");
     let record =
         AbRecord { binaries: plan.binaries, seed: plan.seed, figures: Vec::new(), trials: 0, wall_s: None };
-    let Opened { path, mut doc, run_dir, _lock, .. } = open(opts, None, Some(record))?;
+    let Opened { path, mut doc, run_dir, _lock, .. } = open(opts, None, Some(record), &Processes)?;
     let began = Instant::now();
     let total = opts.cases.len() * opts.libraries.len();
-    let ctx = RunContext::new(opts, &run_dir, &doc, 0, total)?;
+    let ctx = RunContext::new(opts, &run_dir, &doc, 0, total, &Processes)?;
     let base = Launch { side: Some(Side::Base), ..Launch::this().map_err(|e| anyhow::anyhow!(e))? };
     let sentinel = Launch { side: Some(Side::Sentinel), ..Launch::this().map_err(|e| anyhow::anyhow!(e))? };
     let launch = |side| match side {

@@ -11,6 +11,7 @@ pub mod ab;
 pub mod children;
 mod connect;
 pub mod dir;
+pub mod executor;
 pub mod ledger;
 mod open;
 mod progress;
@@ -26,7 +27,6 @@ use ipcbench_api::LibraryInfo;
 
 use crate::analysis::{self, states};
 use crate::console;
-use crate::floors::Floors;
 use crate::host::{self, probe::Probe, probe::Ticks};
 use crate::machine;
 use crate::matrix::{self, Case};
@@ -35,6 +35,7 @@ use crate::report::{Source, terminal};
 use crate::results::{
     self, AutoRuns, CaseResult, Document, HostCost, HostRecord, Order, RunRecord, RunStatus, Status,
 };
+pub use executor::{Executor, Processes};
 pub(crate) use open::{Opened, now, open};
 use progress::Progress;
 use schedule::Step;
@@ -50,85 +51,24 @@ pub enum Outcome {
 }
 
 pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)> {
-    let Opened { path, mut doc, kept, run_dir, _lock } = open(opts, resume, None)?;
-    let cores = doc.machine.cores;
-    let total = opts.cases.len() * opts.libraries.len();
-    // The trials planned: every run of every receive mode of each result still to measure.
-    let planned: usize = opts
-        .cases
-        .iter()
-        .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
-        .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
-        .filter(|(case, lib)| {
-            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer).status
-                == Status::Ok
-        })
-        .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
-        .sum();
-    let ctx = RunContext::new(opts, &run_dir, &doc, planned, total)?;
+    run_with(opts, resume, &Processes)
+}
+
+/// A run whose machine, host and trials are `exec`'s: prepare the file and directory, plan,
+/// run each case, then close.
+pub fn run_with(opts: &Options, resume: Option<Resume>, exec: &dyn Executor) -> Result<(Outcome, PathBuf)> {
+    let Opened { path, mut doc, kept, run_dir, _lock } = open(opts, resume, None, exec)?;
+    let planned = planned(opts, &kept, doc.machine.cores);
+    let ctx = RunContext::new(opts, &run_dir, &doc, planned, opts.cases.len() * opts.libraries.len(), exec)?;
     console::say(&format!("ipcbench: expected: {}", ctx.progress.borrow().expected()));
-    let mut trials = 0usize;
-    let mut failed = 0;
-    let mut stop = false;
+    let mut sitting = Sitting { doc: &mut doc, kept: &kept, path: &path, trials: 0, failed: 0, stop: false };
     for case in &opts.cases {
-        // The results of this case, in the libraries' order (a step's `library` indexes both):
-        // each one kept, or new.
-        let mut row: Vec<(CaseResult, bool)> = opts
-            .libraries
-            .iter()
-            .map(|lib| match kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
-                Some(r) => (r.clone(), false),
-                None => (ctx.begin(case, lib), true),
-            })
-            .collect();
-        let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
-        for step in schedule::case(opts.config.order, opts.config.runs, &measured) {
-            match step {
-                Step::Run { library, run } => {
-                    let result = &mut row[library].0;
-                    if stop || result.status != Status::Ok {
-                        continue;
-                    }
-                    ctx.one_run(&ctx.launch, case, &opts.libraries[library], result, run, &mut trials);
-                    stop = result.status == Status::Interrupted;
-                }
-                Step::Extra => {
-                    stop = stop || ctx.extra_rounds(case, &mut doc, &mut row, &measured, &mut trials);
-                }
-                Step::Finish { library } => {
-                    let (result, new) = &mut row[library];
-                    if *new
-                        && !stop
-                        && let Some(auto) = opts.config.runs_auto
-                    {
-                        ctx.more_runs(case, &opts.libraries[library], result, auto, &mut trials);
-                        stop = result.status == Status::Interrupted;
-                    }
-                    if *new {
-                        if stop {
-                            ledger::cut_short(result, opts.config.runs);
-                        }
-                        if !result.modes.is_empty() {
-                            ctx.others(result);
-                        }
-                    }
-                    doc.results.push(result.clone());
-                    // Every result in its case's state, as the states stand with this one's runs.
-                    resettle(&mut doc, &kept);
-                    if *new {
-                        let result = doc.results.last().expect("just pushed");
-                        failed += (result.status == Status::Failed) as usize;
-                        ctx.result_done(doc.results.len(), result);
-                    }
-                    // As each result comes: a run killed now loses only the case under way.
-                    write(&doc, &path)?;
-                }
-            }
-        }
-        if stop {
+        ctx.case(case, &mut sitting)?;
+        if sitting.stop {
             break;
         }
     }
+    let failed = sitting.failed;
     // A resumed run interrupted again keeps what it had not reached yet.
     for r in &kept {
         if !doc.results.iter().any(|x| x.case == r.case && x.library == r.library) {
@@ -139,6 +79,31 @@ pub fn run(opts: &Options, resume: Option<Resume>) -> Result<(Outcome, PathBuf)>
     let interrupted = ctx.close(&mut doc, &path)?;
     console::out(&terminal::medians(&Source::new(doc, path.clone()), opts.watch.wide, console::width()));
     Ok((if interrupted { Outcome::Interrupted } else { Outcome::Complete { failed } }, path))
+}
+
+/// The trials planned: every run of every receive mode of each result still to measure.
+fn planned(opts: &Options, kept: &[CaseResult], cores: usize) -> usize {
+    opts.cases
+        .iter()
+        .flat_map(|case| opts.libraries.iter().map(move |lib| (case, lib)))
+        .filter(|(case, lib)| !kept.iter().any(|r| r.case == case.name && r.library == lib.id))
+        .filter(|(case, lib)| {
+            ledger::begin(case, lib, cores, opts.config.skip_oversubscribed, opts.config.buffer).status
+                == Status::Ok
+        })
+        .map(|(_, lib)| lib.modes.len() * opts.config.runs as usize)
+        .sum()
+}
+
+/// A run's file as its cases go by: the document, the results a resume kept, where it is
+/// written, the trials so far, the results failed, and whether the run was interrupted.
+struct Sitting<'s> {
+    doc: &'s mut Document,
+    kept: &'s [CaseResult],
+    path: &'s Path,
+    trials: usize,
+    failed: usize,
+    stop: bool,
 }
 
 /// The results file rewritten whole, atomically; a failure says how to go on.
@@ -170,6 +135,8 @@ pub struct RunContext<'a> {
     /// Whether a trial whose host probe moved is taken again: not in an A/B run, whose pairing
     /// is its answer to a moving host.
     pub retakes: bool,
+    /// What measures the machine, probes the host and runs each trial.
+    exec: &'a dyn Executor,
 }
 
 /// The most of a run's time that retakes may take (the probes themselves took 1.6-1.7 % more
@@ -203,6 +170,7 @@ impl<'a> RunContext<'a> {
         doc: &Document,
         planned: usize,
         total: usize,
+        exec: &'a dyn Executor,
     ) -> Result<RunContext<'a>> {
         let launch = Launch::this().map_err(|e| anyhow::anyhow!(e))?;
         Ok(RunContext {
@@ -222,7 +190,78 @@ impl<'a> RunContext<'a> {
             cost: Default::default(),
             launch,
             retakes: opts.config.ab.is_none(),
+            exec,
         })
+    }
+
+    /// One case: its results, each kept from before or new, run in the steps its schedule gives;
+    /// each result written to the file as it is done.
+    fn case(&self, case: &Case, s: &mut Sitting) -> Result<()> {
+        let opts = self.opts;
+        // The results of this case, in the libraries' order (a step's `library` indexes both):
+        // each one kept, or new.
+        let mut row: Vec<(CaseResult, bool)> = opts
+            .libraries
+            .iter()
+            .map(|lib| match s.kept.iter().find(|r| r.case == case.name && r.library == lib.id) {
+                Some(r) => (r.clone(), false),
+                None => (self.begin(case, lib), true),
+            })
+            .collect();
+        let measured: Vec<bool> = row.iter().map(|(r, new)| *new && r.status == Status::Ok).collect();
+        for step in schedule::case(opts.config.order, opts.config.runs, &measured) {
+            match step {
+                Step::Run { library, run } => {
+                    let result = &mut row[library].0;
+                    if s.stop || result.status != Status::Ok {
+                        continue;
+                    }
+                    self.one_run(&self.launch, case, &opts.libraries[library], result, run, &mut s.trials);
+                    s.stop = result.status == Status::Interrupted;
+                }
+                Step::Extra => {
+                    s.stop = s.stop || self.extra_rounds(case, s.doc, &mut row, &measured, &mut s.trials);
+                }
+                Step::Finish { library } => self.finish(case, library, &mut row[library], s)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A result's last step: `--runs auto`'s further runs, then into the file.
+    fn finish(
+        &self,
+        case: &Case,
+        library: usize,
+        (result, new): &mut (CaseResult, bool),
+        s: &mut Sitting,
+    ) -> Result<()> {
+        let opts = self.opts;
+        if *new
+            && !s.stop
+            && let Some(auto) = opts.config.runs_auto
+        {
+            self.more_runs(case, &opts.libraries[library], result, auto, &mut s.trials);
+            s.stop = result.status == Status::Interrupted;
+        }
+        if *new {
+            if s.stop {
+                ledger::cut_short(result, opts.config.runs);
+            }
+            if !result.modes.is_empty() {
+                self.others(result);
+            }
+        }
+        s.doc.results.push(result.clone());
+        // Every result in its case's state, as the states stand with this one's runs.
+        resettle(s.doc, s.kept);
+        if *new {
+            let result = s.doc.results.last().expect("just pushed");
+            s.failed += (result.status == Status::Failed) as usize;
+            self.result_done(s.doc.results.len(), result);
+        }
+        // As each result comes: a run killed now loses only the case under way.
+        write(s.doc, s.path)
     }
 
     /// A new result of a case for a library, before its runs: measured, or a dash or a skip.
@@ -246,7 +285,7 @@ impl<'a> RunContext<'a> {
     pub(crate) fn close(&self, doc: &mut Document, path: &Path) -> Result<bool> {
         let interrupted = INTERRUPTED.load(Ordering::SeqCst);
         if !interrupted && let Some(c) = doc.conditions.as_mut() {
-            c.floors_after = Some(Floors::measure(self.cores, &matrix::sizes_of(&self.opts.cases)));
+            c.floors_after = Some(self.exec.floors(self.cores, &matrix::sizes_of(&self.opts.cases)));
         }
         doc.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
         doc.finished = Some(now());
@@ -292,7 +331,7 @@ impl<'a> RunContext<'a> {
             let ticks = Ticks::now();
             let before = self.probe(cpus);
             let began = std::time::Instant::now();
-            let mut record = trial.run()?;
+            let mut record = self.exec.trial(&trial)?;
             let took = began.elapsed();
             let mut after = self.probe(cpus);
             let steal_share = ticks.zip(Ticks::now()).and_then(|(a, b)| a.steal_share(b));
@@ -341,7 +380,7 @@ impl<'a> RunContext<'a> {
     /// A probe of the host, its time counted in the run's cost.
     fn probe(&self, cpus: Option<(usize, usize)>) -> Option<Probe> {
         let began = std::time::Instant::now();
-        let p = Probe::take(self.cores, cpus);
+        let p = self.exec.probe(self.cores, cpus);
         self.add_cost(HostCost { probes_s: began.elapsed().as_secs_f64(), ..HostCost::default() });
         p
     }
@@ -497,3 +536,6 @@ impl<'a> RunContext<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

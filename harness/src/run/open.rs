@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use super::{dir, write};
 use crate::console;
-use crate::machine::{BUSY, Conditions, Machine};
+use crate::machine::{BUSY, Machine};
 use crate::matrix;
 use crate::options::{Options, Resume};
 use crate::results::{self, CaseResult, Document, LibraryRecord, RunStatus, Settings, Status};
@@ -30,6 +30,7 @@ pub(crate) fn open(
     opts: &Options,
     resume: Option<Resume>,
     ab: Option<results::ab::AbRecord>,
+    exec: &dyn super::Executor,
 ) -> Result<Opened> {
     if opts.out.exists() && !opts.out.is_dir() {
         anyhow::bail!("--out {} is a file, not a folder: name a folder for the results", opts.out.display());
@@ -51,7 +52,7 @@ pub(crate) fn open(
             removed[..removed.len().min(SHOWN)].join(", ")
         ));
     }
-    let conditions = Conditions::now(dir::live_others(), &matrix::sizes_of(&opts.cases));
+    let conditions = exec.conditions(dir::live_others(), &matrix::sizes_of(&opts.cases));
     let run_dir = dir::RunDir::create()?;
     let machine = Machine::this();
     let cores = machine.cores;
