@@ -23,6 +23,7 @@ fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
     // A passed result of the case, built here (the driver's ledger is not this module's to use).
     let mut r = CaseResult {
         case: case.name.clone(),
+        params: None,
         pattern: case.pattern(),
         size: case.size,
         batch: None,

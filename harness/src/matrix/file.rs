@@ -110,8 +110,11 @@ struct CaseEntry {
 
 /// The whole matrix, in the file's order.
 pub fn matrix() -> Vec<Case> {
-    // The file is part of the binary and a test parses it: a failure here is a build defect.
-    parse(MATRIX).expect("cases/matrix.toml is valid")
+    // Parsed once; the file is part of the binary and a test parses it: a failure here is a
+    // build defect.
+    static CASES: std::sync::LazyLock<Vec<Case>> =
+        std::sync::LazyLock::new(|| parse(MATRIX).expect("cases/matrix.toml is valid"));
+    CASES.clone()
 }
 
 /// The matrix's named sets, in the file's order: read once, as every selection of cases reads

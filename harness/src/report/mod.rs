@@ -154,8 +154,8 @@ pub struct View<'a> {
     /// Case names in the tables' order (`ordered`): each group of cases alike but for their
     /// numbers where the first file that has one puts it, and within a group by the numbers.
     pub cases: Vec<String>,
-    /// Each of `cases` as the matrix has it (none for a name it no longer knows): parsed once
-    /// here, since a lookup by name reads the matrix's file again.
+    /// Each of `cases` as its results' params say it, or (a file written before params) as
+    /// its name does; none where neither can.
     parsed: Vec<Option<Case>>,
     /// Library ids in the order of the first file that has each.
     pub libraries: Vec<String>,
@@ -189,13 +189,20 @@ impl<'a> View<'a> {
                     .map(move |i| (l.clone(), i))
             })
             .collect();
-        let (cases, parsed): (Vec<String>, Vec<Option<Case>>) = ordered(names).into_iter().unzip();
+        let read = names.into_iter().map(|n| (read_case(sources, &n), n)).map(|(c, n)| (n, c)).collect();
+        let (cases, parsed): (Vec<String>, Vec<Option<Case>>) = ordered(read).into_iter().unzip();
         View { sources, cases, parsed, libraries, columns, out: out.to_path_buf() }
     }
 
-    /// A case of the view as the matrix has it.
+    /// A case of the view, as its params (or its name) say it.
     pub fn case(&self, name: &str) -> Option<&Case> {
         self.cases.iter().position(|c| c == name).and_then(|i| self.parsed[i].as_ref())
+    }
+
+    /// The view's cases known neither by params nor by name (a newer binary's): shown in their
+    /// family's table, in nothing that reads a case's counts.
+    pub fn unread(&self) -> Vec<&str> {
+        self.cases.iter().zip(&self.parsed).filter(|(_, p)| p.is_none()).map(|(c, _)| c.as_str()).collect()
     }
 
     pub fn result(&self, case: &str, library: &str, source: usize) -> Option<&'a CaseResult> {
@@ -261,13 +268,12 @@ impl<'a> View<'a> {
 /// read in their order, not in the order runs added them (a file that added `latency/3k/16B`
 /// after `latency/1M/16B` still reads 1k, 3k, ... 1M). A name the matrix no longer knows keeps
 /// its place, ahead of its group's known ones.
-fn ordered(names: Vec<String>) -> Vec<(String, Option<Case>)> {
-    let all = matrix::matrix();
+fn ordered(names: Vec<(String, Option<Case>)>) -> Vec<(String, Option<Case>)> {
     let mut groups: Vec<String> = Vec::new();
     // (its group's place, its numbers, its name, the case)
     type Keyed = (usize, Option<[u64; 6]>, String, Option<Case>);
     let mut keyed: Vec<Keyed> = Vec::new();
-    for name in names {
+    for (name, case) in names {
         let g = group(&name);
         let at = match groups.iter().position(|x| *x == g) {
             Some(i) => i,
@@ -276,12 +282,21 @@ fn ordered(names: Vec<String>) -> Vec<(String, Option<Case>)> {
                 groups.len() - 1
             }
         };
-        // The built-in cases by name; the open families' (any rate, count or size) by parsing.
-        let case = all.iter().find(|c| c.name == name).cloned().or_else(|| matrix::named(&name));
         keyed.push((at, case.as_ref().map(numbers), name, case));
     }
     keyed.sort_by_key(|k| (k.0, k.1));
     keyed.into_iter().map(|(_, _, name, case)| (name, case)).collect()
+}
+
+/// A case as the first of its results with params says it; for a file written before params,
+/// the matrix's case of that name, or the open families' (any rate, count or size) by parsing
+/// it. A result whose params do not make a case was refused when its file was read.
+fn read_case(sources: &[Source], name: &str) -> Option<Case> {
+    let results = || sources.iter().flat_map(|s| &s.doc.results).filter(|r| r.case == name);
+    if let Some(r) = results().find(|r| r.params.is_some()) {
+        return r.params.as_ref()?.case(&r.case, r.size, r.batch, r.transfer).ok();
+    }
+    matrix::matrix().into_iter().find(|c| c.name == name).or_else(|| matrix::named(name))
 }
 
 /// The group a case is of: its name with each number and the unit or word after it (`16B`,
@@ -352,7 +367,8 @@ mod tests {
             "pairs/1/stream/16B",
             "no-such/case",
         ];
-        let order: Vec<String> = ordered(names.map(String::from).to_vec()).into_iter().map(|c| c.0).collect();
+        let read = names.map(|n| (n.to_string(), read_case(&[], n))).to_vec();
+        let order: Vec<String> = ordered(read).into_iter().map(|c| c.0).collect();
         assert_eq!(
             order,
             [
@@ -425,6 +441,34 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 1, "the committed reports: {seen}");
+    }
+
+    /// A case is read from its results' params, not from this binary's matrix: a name the matrix
+    /// does not know is still a case where its params say what it is; one with neither stays in
+    /// the view, is named in the standing note, and no section that reads counts sees it.
+    #[test]
+    fn a_case_is_read_from_its_params_and_one_unknown_is_kept_and_named() {
+        let mut source = Source::committed("run-2026-12-02T16-28-14Z");
+        let first = source.doc.results[0].case.clone();
+        let case = crate::matrix::find(&first).unwrap();
+        for r in source.doc.results.iter_mut().filter(|r| r.case == first) {
+            r.case = format!("future/{first}");
+            r.params = Some(results::CaseParams::of(&case));
+        }
+        let second = source.doc.results.iter().find(|r| !r.case.starts_with("future/")).unwrap().case.clone();
+        for r in source.doc.results.iter_mut().filter(|r| r.case == second) {
+            r.case = format!("future/{second}");
+        }
+        let sources = [source];
+        let view = View::new(&sources, Path::new(""));
+        let read = view.case(&format!("future/{first}")).expect("read from its params");
+        assert_eq!((read.shape, read.size, read.pace), (case.shape, case.size, case.pace));
+        assert_eq!(view.unread(), [format!("future/{second}")]);
+        assert!(view.cases.contains(&format!("future/{second}")), "kept in the view");
+        let note = page::page(&view, &[], faq::Questions { about: String::new(), answers: Vec::new() });
+        let standing = note.sections.iter().find(|s| s.id == "standing").unwrap();
+        let said = standing.blocks.iter().any(|b| matches!(b, page::Block::Note(t) if t.contains(&format!("by params (a newer ipcbench's): future/{second};"))));
+        assert!(said, "the standing note names it");
     }
 
     /// The page of the reference run parses as XML (so as HTML, strictly), opens with the chart

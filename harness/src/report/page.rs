@@ -77,6 +77,14 @@ fn standing_note(view: &View) -> String {
          is a rate's best over its own, a time's own over the best (1.00×: the best every time).",
         summary::RATIO
     );
+    let unread = view.unread();
+    if !unread.is_empty() {
+        note.push_str(&format!(
+            " Cases this binary knows neither by name nor by params (a newer ipcbench's): {}; each is in its \
+             family's table, and in no chart or section that reads a case's counts.",
+            unread.join(", ")
+        ));
+    }
     if scaling::sustainable(view).is_some() {
         note.push_str(&format!(
             " The {} is the highest offered rate of its latency cases up to which, at every rate, the sender \

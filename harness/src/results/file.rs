@@ -33,7 +33,16 @@ pub fn load(path: &Path) -> Result<Document> {
         ),
         Some(_) => {}
     }
-    serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))
+    let doc: Document =
+        serde_json::from_value(value).map_err(|e| anyhow!("{} is corrupt: {e}", path.display()))?;
+    // A case's params must make a case: the report reads it from them.
+    for r in &doc.results {
+        if let Some(p) = &r.params {
+            p.case(&r.case, r.size, r.batch, r.transfer)
+                .map_err(|e| anyhow!("{} is corrupt: case {e}", path.display()))?;
+        }
+    }
+    Ok(doc)
 }
 
 /// The text of a results file, unpacked when it is gzip's, checked as `load` says.
@@ -310,6 +319,23 @@ mod tests {
         assert!(named_as_results(&packed) && named_as_results(&data) && !named_as_results(&dir.join("a.gz")));
         assert_eq!(stem(&packed), dir.join("run-p"));
         assert_eq!(stem(Path::new("r/run-q.json")), Path::new("r/run-q"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A result whose params make no case is refused with the case named: the report would
+    /// read the case from them.
+    #[test]
+    fn params_that_make_no_case_refuse_the_file() {
+        let dir = scratch("params");
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-2026-12-02T16-28-14Z.json");
+        let mut doc = load(&data).unwrap();
+        let r = &mut doc.results[0];
+        r.params = Some(serde_json::from_str(r#"{"shape":"broadcast","lossy":false}"#).unwrap());
+        let case = r.case.clone();
+        let bad = dir.join("run-bad.json");
+        write_atomically(&doc, &bad).unwrap();
+        let e = load(&bad).unwrap_err().to_string();
+        assert!(e.contains(&format!("is corrupt: case {case}: its params have no subscribers")), "{e}");
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -16,6 +16,7 @@ mod failure;
 mod figures;
 mod file;
 mod host;
+mod params;
 mod settings;
 mod text;
 
@@ -25,6 +26,7 @@ pub use file::{
     Lock, load, named_as_results, read_text, remove_partial_copies, reserve, stem, write_atomically,
 };
 pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
+pub use params::{CaseParams, ShapeName};
 pub use settings::{
     AutoRuns, DEFAULT_CONNECTS, DEFAULT_DURATION, DEFAULT_SLOW_WORK, DEFAULT_WARMUP, Order, Pin, RunConfig,
     Settings, Verify,
@@ -160,6 +162,10 @@ impl Status {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CaseResult {
     pub case: String,
+    /// What the case is (its shape, counts, pace), so that a reader needs no matrix to know it;
+    /// absent in files written before, whose cases are known by their names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<CaseParams>,
     pub pattern: Pattern,
     pub size: usize,
     /// Messages per send and receive call, in a batch case.

@@ -5,7 +5,7 @@ use ipcbench_api::{LibraryInfo, Requests, Shape, Transfer};
 
 use crate::matrix::Case;
 use crate::registry;
-use crate::results::{CaseResult, ModeResult, Pin, Status};
+use crate::results::{CaseParams, CaseResult, ModeResult, Pin, Status};
 
 /// The reason of a result the run's interruption cut short.
 const INTERRUPTED: &str = "the run was interrupted (Ctrl-C or SIGTERM)";
@@ -71,6 +71,7 @@ pub fn begin(
     let processes = case.roles().len();
     let mut result = CaseResult {
         case: case.name.clone(),
+        params: Some(CaseParams::of(case)),
         pattern: case.pattern(),
         size: case.size,
         batch: (case.batch > 1).then_some(case.batch),
