@@ -7,7 +7,8 @@ use anyhow::{Result, bail};
 use ipcbench_api::{Library, LibraryInfo};
 
 use crate::matrix;
-use crate::role::{self, ChildArgs};
+use crate::pattern;
+use crate::role::ChildArgs;
 
 /// What the harness asks of one adapter, as plain functions of its `Library` type.
 pub struct Entry {
@@ -26,7 +27,7 @@ pub struct Entry {
 pub const fn entry<L: Library>() -> Entry {
     Entry {
         info: L::info,
-        run_child: role::run::<L>,
+        run_child: pattern::start::run_child::<L>,
         remove_leftovers: L::remove_leftovers,
         shared_memory: L::shared_memory,
         largest_loan: L::largest_loan,
@@ -35,7 +36,7 @@ pub const fn entry<L: Library>() -> Entry {
 
 /// The entry of the control, `L`: its children also take `doctor --calibrate`'s handicap.
 const fn control<L: Library>() -> Entry {
-    Entry { run_child: role::handicap::run::<L>, ..entry::<L>() }
+    Entry { run_child: pattern::start::run_control::<L>, ..entry::<L>() }
 }
 
 /// Every library built in, in the order of the tables.

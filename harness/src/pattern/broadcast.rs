@@ -2,7 +2,8 @@
 //! (lossless) or losing what it cannot keep up with (lossy). The figure is the slowest
 //! subscriber's rate.
 
-use ipcbench_api::{Requests, Shape};
+use anyhow::{Result, bail};
+use ipcbench_api::{Library, Requests, Setup, Shape};
 
 use super::checks::{Broken, Delivered};
 use super::shows::{CORES, CountPanel, Over, Panel, RATE, Scale, Scaling, Shows, Title, rate_only};
@@ -10,6 +11,9 @@ use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{many, subscribers_of};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::role::loops::{Lossy, Ordered, receive_loop, send_loop};
+use crate::role::transfer::Copied;
+use crate::role::{ChildArgs, lead};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Broadcasts",
@@ -70,4 +74,25 @@ fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, 
         lost_share: d.lost_share(slowest),
         ..Figures::default()
     })
+}
+
+/// A broadcast's publisher or subscriber; a lossy subscriber counts what it lost, a lossless
+/// one holds every message to its order.
+pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> Result<()> {
+    let copied = || Copied::new(setup.size, setup.index as u32);
+    match args.role {
+        Role::Publisher => lead(L::publisher(setup), args, |tx, w, r| send_loop(tx, copied(), w, r)),
+        Role::Subscriber if lossy(setup) => {
+            lead(L::subscriber(setup), args, |rx, _, r| receive_loop(rx, copied(), Lossy::default(), r))
+        }
+        Role::Subscriber => {
+            lead(L::subscriber(setup), args, |rx, _, r| receive_loop(rx, copied(), Ordered::default(), r))
+        }
+        other => bail!("a {} in the broadcast {}", other.as_str(), args.case),
+    }
+}
+
+/// Whether a broadcast loses what a subscriber cannot keep up with.
+pub fn lossy(setup: &Setup) -> bool {
+    matches!(setup.shape, Shape::Broadcast { lossy: true, .. })
 }

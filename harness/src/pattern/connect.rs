@@ -1,7 +1,7 @@
 //! Connection set-up: a receiver is running; a fresh sender process, again and again, reads the
 //! clock, opens its endpoint and sends one message stamped with that instant.
 
-use ipcbench_api::Requests;
+use ipcbench_api::{Library, Requests, Setup};
 
 use super::checks::{Broken, broken, latency, of, spectrum};
 use super::shows::{Line, Panel, Scale, Shows, Title};
@@ -9,6 +9,7 @@ use super::spec::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::noise::middle;
 use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::role::ChildArgs;
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Connection set-up",
@@ -65,4 +66,9 @@ fn figures(_: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Bro
     spectrum(&latency(&[receiver]), &mut out);
     out.open_p50_ns = middle(senders.iter().filter_map(|s| s.open_ns).map(|ns| ns as f64).collect());
     Ok(out)
+}
+
+/// The receiver, taking each fresh sender in turn, or one fresh sender.
+pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> anyhow::Result<()> {
+    crate::role::connect::run::<L>(args, setup)
 }

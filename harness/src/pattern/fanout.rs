@@ -1,14 +1,17 @@
 //! Latency to many subscribers: a lossless broadcast at a fixed rate, every subscriber timing
 //! each message from its due time.
 
-use ipcbench_api::Requests;
+use anyhow::{Context, Result, bail};
+use ipcbench_api::{Library, Requests, Setup};
 
 use super::checks::{Broken, Delivered};
 use super::shows::{CountPanel, Line, Over, Panel, Scale, Scaling, Shows, Title};
 use super::spec::{Family, FamilySpec, Floor, Spec};
-use super::words::{distinct, many, per_second, subscribers_of};
+use super::words::{distinct, many, per_second, rate_of, subscribers_of};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::role::paced::{paced_send_loop, spin_margin, timed_receive_loop};
+use crate::role::{ChildArgs, lead};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Latency to many subscribers",
@@ -66,4 +69,19 @@ fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, 
     let mut out = Figures { msgs_per_s: d.rate(slowest.received_measured), ..Figures::default() };
     d.paced(&mut out);
     Ok(out)
+}
+
+/// The publisher keeps its schedule; each subscriber times each message from its due time.
+pub fn start<L: Library>(args: &ChildArgs, case: &Case, setup: &Setup) -> Result<()> {
+    let rate = rate_of(case).with_context(|| format!("{} has no fixed rate", case.name))?;
+    let (size, me) = (setup.size, setup.index as u32);
+    match args.role {
+        Role::Publisher => {
+            let opened = L::publisher(setup);
+            let margin = spin_margin();
+            lead(opened, args, |tx, w, r| paced_send_loop(tx, size, me, rate, margin, w, r))
+        }
+        Role::Subscriber => lead(L::subscriber(setup), args, |rx, _, r| timed_receive_loop(rx, size, r)),
+        other => bail!("a {} in the latency case {}", other.as_str(), args.case),
+    }
 }

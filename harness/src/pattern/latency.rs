@@ -1,7 +1,8 @@
 //! Latency at a fixed rate: a stream whose sender keeps a schedule and stamps each message with
 //! the instant it was due; the receiver times each from that instant.
 
-use ipcbench_api::Requests;
+use anyhow::{Context, Result, bail};
+use ipcbench_api::{Library, Requests, Setup, Side};
 
 use super::checks::{Broken, Delivered};
 use super::shows::{CountPanel, Line, Over, Panel, Scale, Scaling, Shows, Title};
@@ -9,6 +10,8 @@ use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{distinct, per_second, rate_of};
 use crate::matrix::{Case, Pace, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::role::paced::{paced_send_loop, spin_margin, timed_receive_loop};
+use crate::role::{ChildArgs, lead};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Latency at a fixed rate",
@@ -75,4 +78,22 @@ fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, 
     let mut out = Figures { msgs_per_s: d.rate(slowest.received_measured), ..Figures::default() };
     d.paced(&mut out);
     Ok(out)
+}
+
+/// The sender keeps its schedule; the receiver times each message from its due time.
+pub fn start<L: Library>(args: &ChildArgs, case: &Case, setup: &Setup) -> Result<()> {
+    let rate = rate_of(case).with_context(|| format!("{} has no fixed rate", case.name))?;
+    let (size, me) = (setup.size, setup.index as u32);
+    match args.role {
+        Role::Sender => {
+            let opened = L::stream(setup, Side::Connect);
+            // Measured before "ready", so that the schedule's start finds it done.
+            let margin = spin_margin();
+            lead(opened, args, |tx, w, r| paced_send_loop(tx, size, me, rate, margin, w, r))
+        }
+        Role::Receiver => {
+            lead(L::stream(setup, Side::Accept), args, |rx, _, r| timed_receive_loop(rx, size, r))
+        }
+        other => bail!("a {} in the latency case {}", other.as_str(), args.case),
+    }
 }

@@ -20,6 +20,7 @@ mod service;
 pub mod shows;
 mod slow;
 mod spec;
+pub mod start;
 mod stream;
 mod words;
 

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use ipcbench_api::Requests;
+use anyhow::bail;
+use ipcbench_api::{Library, Requests, Setup, Shape};
 
 use super::checks::{Broken, broken, of, window};
 use super::shows::{Shows, Title, rate_only};
@@ -11,7 +12,10 @@ use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{listed, shapes};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, RoleReport};
+use crate::role::loops::{Tally, receive_loop, send_loop};
 use crate::role::taken::{self, Taken};
+use crate::role::transfer::Copied;
+use crate::role::{ChildArgs, lead};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Work queues",
@@ -68,4 +72,18 @@ fn figures(_: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Bro
         ));
     }
     Ok(Figures { msgs_per_s: measured_got as f64 / seconds, ..Figures::default() })
+}
+
+/// A producer, or a consumer that records each message it took for the driver's proof.
+pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> anyhow::Result<()> {
+    let copied = || Copied::new(setup.size, setup.index as u32);
+    let Shape::Queue { producers, .. } = setup.shape else { bail!("{} is not a work queue", args.case) };
+    match args.role {
+        Role::Producer => lead(L::producer(setup), args, |tx, w, r| send_loop(tx, copied(), w, r)),
+        Role::Consumer => lead(L::consumer(setup), args, |rx, _, r| {
+            let file = args.dir.join(format!("taken-consumer-{}", args.index));
+            receive_loop(rx, copied(), Tally { taken: Taken::new(producers), file }, r)
+        }),
+        other => bail!("a {} in the work queue {}", other.as_str(), args.case),
+    }
 }

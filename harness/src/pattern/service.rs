@@ -1,7 +1,8 @@
 //! Services: clients send a request and wait for its reply before the next; several servers
 //! share the requests. The figures are every client's calls a second together and the p50 call.
 
-use ipcbench_api::Requests;
+use anyhow::{Result, bail};
+use ipcbench_api::{Library, Requests, Setup};
 
 use super::checks::{Broken, calls};
 use super::shows::{CALLS, Line, Panel, Scale, Shows, Title};
@@ -9,6 +10,9 @@ use super::spec::{Family, FamilySpec, Floor, Spec};
 use super::words::{listed, shapes};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::role::loops::{call_loop, echo_loop};
+use crate::role::transfer::Copied;
+use crate::role::{ChildArgs, lead};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Services",
@@ -46,4 +50,15 @@ pub const SPEC: Spec = Spec {
 /// Every request answered, by one server or (a library without load sharing) by each.
 fn figures(_: &Case, reports: &[RoleReport], requests: Requests) -> Result<Figures, Broken> {
     calls(reports, (Role::Client, Role::Server), requests)
+}
+
+/// A client, calling and waiting for each reply, or a server, answering each request.
+pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> Result<()> {
+    let me = setup.index as u32;
+    let copied = || Copied::new(setup.size, me);
+    match args.role {
+        Role::Client => lead(L::client(setup), args, |ep, w, r| call_loop(ep, copied(), copied(), me, w, r)),
+        Role::Server => lead(L::server(setup), args, |ep, _, r| echo_loop(ep, copied(), r)),
+        other => bail!("a {} in the service {}", other.as_str(), args.case),
+    }
 }

@@ -1,13 +1,17 @@
 //! A slow subscriber: a broadcast whose last subscribers spend a fixed time on each message.
 //! The figures are the others' rate (and loss) beside the slow ones'.
 
-use ipcbench_api::Requests;
+use anyhow::Result;
+use ipcbench_api::{Library, Requests, Setup};
 
 use super::checks::{Broken, Delivered};
 use super::shows::{Panel, Scale, Shows, Title, rate_only};
 use super::spec::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::role::loops::{Lossy, Ordered, Slow, receive_loop};
+use crate::role::transfer::Copied;
+use crate::role::{ChildArgs, lead};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "A slow subscriber",
@@ -62,4 +66,19 @@ fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, 
         slow_lost_share: slow.and_then(|s| d.lost_share(s)),
         ..Figures::default()
     })
+}
+
+/// A slow subscriber (one the driver gave `--slow-work`) spends that on each message; the
+/// publisher and the other subscribers are a broadcast's.
+pub fn start<L: Library>(args: &ChildArgs, case: &Case, setup: &Setup) -> Result<()> {
+    let (Role::Subscriber, Some(work)) = (args.role, args.slow_work) else {
+        return super::broadcast::start::<L>(args, case, setup);
+    };
+    let copied = || Copied::new(setup.size, setup.index as u32);
+    let sub = || L::subscriber(setup);
+    if super::broadcast::lossy(setup) {
+        lead(sub(), args, |rx, _, r| receive_loop(rx, copied(), Slow::new(Lossy::default(), work), r))
+    } else {
+        lead(sub(), args, |rx, _, r| receive_loop(rx, copied(), Slow::new(Ordered::default(), work), r))
+    }
 }

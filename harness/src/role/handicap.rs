@@ -11,7 +11,7 @@ use ipcbench_api::{Library, Side, Tx};
 
 use super::loops::{call_loop, send_loop};
 use super::transfer::{Copied, Put};
-use super::{ChildArgs, lead, run_role};
+use super::{ChildArgs, lead};
 use crate::matrix::{self, Pace, Role};
 
 /// A `Put` that spins `spins` turns of a busy loop before each message.
@@ -72,39 +72,35 @@ pub fn spins_for(weight: Duration) -> u64 {
     (weight.as_nanos() as f64 * TURNS as f64 / fastest.as_nanos() as f64).round() as u64
 }
 
-/// Runs one role of the control `L`: a sender or pinger of a free-running copied stream or round
-/// trip with its handicap; every other role, or none given, as any library's.
-pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
+/// Runs one role of the control `L` with its handicap, where it has one: a sender or pinger of
+/// a free-running copied stream or round trip. None for every other role, or no weight given:
+/// the child runs as any library's (`pattern::start`).
+pub fn run<L: Library>(args: &ChildArgs) -> Option<Result<()>> {
     // No weight runs the plain loops: its fence alone would cost a few nanoseconds a message.
-    let Some(weight) = args.handicap.filter(|w| !w.is_zero()) else { return run_role::<L>(args) };
-    let case = matrix::find(&args.case)?;
-    let plain = case.pace == Pace::Free && case.batch <= 1 && case.pairs.is_none();
-    if !plain || !matches!(args.role, Role::Sender | Role::Pinger) {
-        return run_role::<L>(&ChildArgs { handicap: None, ..args.clone() });
+    let weight = args.handicap.filter(|w| !w.is_zero())?;
+    if !matches!(args.role, Role::Sender | Role::Pinger) {
+        return None;
     }
-    let setup = ipcbench_api::Setup {
-        name: &args.name,
-        dir: &args.dir,
-        size: case.size,
-        shape: case.shape,
-        index: args.index,
-        mode: args.mode,
-        transfer: case.transfer,
-        timeout: args.setup_timeout,
-        batch: case.batch,
-        buffer: args.buffer,
+    let case = match matrix::find(&args.case) {
+        Ok(case) => case,
+        Err(e) => return Some(Err(e)),
     };
+    let plain = case.pace == Pace::Free && case.batch <= 1 && case.pairs.is_none();
+    if !plain || case.transfer != ipcbench_api::Transfer::Copy {
+        return None;
+    }
+    let setup = super::setup(args, &case);
     super::message::set_verify(args.verify);
     let spins = spins_for(weight);
     let me = args.index as u32;
     let copied = || Copied::new(case.size, me);
     let put = || Handicapped { inner: copied(), spins };
-    match args.role {
+    Some(match args.role {
         Role::Pinger => {
             lead(L::stream(&setup, Side::Connect), args, |ep, w, r| call_loop(ep, put(), copied(), me, w, r))
         }
         _ => lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, put(), w, r)),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
-//! One role process, as the driver starts it (`ipcbench child ...`): opens its endpoint through
-//! the adapter, says "ready", waits for "go", runs its loop (`loops`), reports one JSON line, and
-//! keeps an owner's channel alive until "drain". A child counts and checks; it never decides
-//! what a figure means.
+//! One role process, as the driver starts it (`ipcbench child ...`; each pattern's file says how
+//! its roles start, `pattern::start`): its case and setup, and the protocol around its loop: it
+//! says "ready" once its endpoint is open, waits for "go", runs its loop (`loops`), reports one
+//! JSON line, and keeps an owner's channel alive until "drain". A child counts and checks; it
+//! never decides what a figure means.
 
 pub mod connect;
 pub mod cost;
@@ -16,18 +17,13 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
-use ipcbench_api::{Library, Opened, RecvMode, Setup, Shape, Side, Transfer};
+use anyhow::{Context, Result, anyhow};
+use ipcbench_api::{Library, Opened, RecvMode, Setup};
 
 use crate::machine;
-use crate::matrix::{self, Pace, Role};
+use crate::matrix::{self, Case, Role};
 use crate::results::{RoleReport, Verify};
-use loops::{
-    Lossy, Ordered, Slow, Tally, Window, batch_receive_loop, batch_send_loop, call_loop, echo_loop,
-    receive_loop, send_loop,
-};
-use taken::Taken;
-use transfer::{Copied, Echo, Lent, Put, Take};
+use loops::Window;
 
 /// What the driver tells a child on its command line: the one definition of that command line,
 /// which clap parses and `to_args` writes.
@@ -120,20 +116,13 @@ impl ChildArgs {
     }
 }
 
-/// Runs one role of library `L`.
-pub fn run<L: Library>(args: &ChildArgs) -> Result<()> {
-    if args.handicap.is_some() {
-        bail!("{}: a handicap is the calibration's weight on the control (shm-ring) alone", L::info().id);
-    }
-    run_role::<L>(args)
-}
-
-/// Runs one role of library `L`, as its arguments say.
-fn run_role<L: Library>(args: &ChildArgs) -> Result<()> {
+/// A child's case, as its arguments name it; the check of each message's body set, and the
+/// child pinned to its CPU where `--pin` asked (before the library starts any thread of its own:
+/// those inherit the CPU).
+pub fn prepare<L: Library>(args: &ChildArgs) -> Result<Case> {
     let case = matrix::find(&args.case)?;
     message::set_verify(args.verify);
     if let Some(cpu) = args.cpu {
-        // Before the library starts any thread of its own: those inherit the CPU.
         machine::pin_to(cpu).with_context(|| {
             format!(
                 "{} {} {} of {}: pinning to CPU {cpu}",
@@ -144,10 +133,15 @@ fn run_role<L: Library>(args: &ChildArgs) -> Result<()> {
             )
         })?;
     }
+    Ok(case)
+}
+
+/// What the child's endpoint is opened with.
+pub fn setup<'a>(args: &'a ChildArgs, case: &Case) -> Setup<'a> {
     // A pair is a stream of its own: to its library, every pair is the only one (its own name
     // and directory, from the driver).
     let index = if case.pairs.is_some() { 0 } else { args.index };
-    let setup = Setup {
+    Setup {
         name: &args.name,
         dir: &args.dir,
         size: case.size,
@@ -158,147 +152,31 @@ fn run_role<L: Library>(args: &ChildArgs) -> Result<()> {
         timeout: args.setup_timeout,
         batch: case.batch,
         buffer: args.buffer,
-    };
-    let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
-    if case.batch > 1 {
-        return run_batch::<L>(args, &setup, &case.name).with_context(context);
-    }
-    match case.pace {
-        Pace::Rate(rate) => return run_paced::<L>(args, &setup, rate).with_context(context),
-        Pace::Connect => return connect::run::<L>(args, &setup).with_context(context),
-        Pace::Free => {}
-    }
-    let size = case.size;
-    let me = index as u32;
-    let copied = || Copied::new(size, me);
-    let report = match (args.role, setup.transfer) {
-        (Role::Sender | Role::Receiver | Role::Pinger | Role::Echo, Transfer::Copy) => {
-            one_to_one::<L, _>(args, &setup, me, copied)
-        }
-        (_, Transfer::Loan) => one_to_one::<L, _>(args, &setup, me, || Lent::new(size, me)),
-        (Role::Publisher, _) => lead(L::publisher(&setup), args, |tx, w, r| send_loop(tx, copied(), w, r)),
-        (Role::Subscriber, _) => {
-            let lossy = matches!(case.shape, Shape::Broadcast { lossy: true, .. });
-            let sub = || L::subscriber(&setup);
-            match (lossy, args.slow_work) {
-                (true, None) => lead(sub(), args, |rx, _, r| receive_loop(rx, copied(), Lossy::default(), r)),
-                (false, None) => {
-                    lead(sub(), args, |rx, _, r| receive_loop(rx, copied(), Ordered::default(), r))
-                }
-                (true, Some(work)) => lead(sub(), args, |rx, _, r| {
-                    receive_loop(rx, copied(), Slow::new(Lossy::default(), work), r)
-                }),
-                (false, Some(work)) => lead(sub(), args, |rx, _, r| {
-                    receive_loop(rx, copied(), Slow::new(Ordered::default(), work), r)
-                }),
-            }
-        }
-        (Role::Producer, _) => lead(L::producer(&setup), args, |tx, w, r| send_loop(tx, copied(), w, r)),
-        (Role::Consumer, _) => {
-            let producers = match case.shape {
-                Shape::Queue { producers, .. } => producers,
-                _ => bail!("a consumer in {}", case.name),
-            };
-            lead(L::consumer(&setup), args, |rx, _, r| {
-                let file = args.dir.join(format!("taken-consumer-{}", args.index));
-                receive_loop(rx, copied(), Tally { taken: Taken::new(producers), file }, r)
-            })
-        }
-        (Role::Client, _) => {
-            lead(L::client(&setup), args, |ep, w, r| call_loop(ep, copied(), copied(), me, w, r))
-        }
-        (Role::Server, _) => lead(L::server(&setup), args, |ep, _, r| echo_loop(ep, copied(), r)),
-    };
-    report.with_context(context)
-}
-
-/// A stream's or round trip's role, each of its loops moving messages the way `way` makes
-/// (copied, or in the library's memory for a loan case).
-fn one_to_one<L: Library, W: Put + Take + Echo>(
-    args: &ChildArgs,
-    setup: &Setup,
-    me: u32,
-    way: impl Fn() -> W,
-) -> Result<()> {
-    match args.role {
-        Role::Sender => lead(L::stream(setup, Side::Connect), args, |tx, w, r| send_loop(tx, way(), w, r)),
-        Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _, r| {
-            receive_loop(rx, way(), Ordered::default(), r)
-        }),
-        Role::Pinger => {
-            lead(L::stream(setup, Side::Connect), args, |ep, w, r| call_loop(ep, way(), way(), me, w, r))
-        }
-        Role::Echo => lead(L::stream(setup, Side::Accept), args, |ep, _, r| echo_loop(ep, way(), r)),
-        other => bail!("a {} in the stream or round trip {}", other.as_str(), args.case),
-    }
-}
-
-/// A batch case (a stream or a lossless broadcast): every call moves `setup.batch` messages.
-fn run_batch<L: Library>(args: &ChildArgs, setup: &Setup, case: &str) -> Result<()> {
-    let (size, n, me) = (setup.size, setup.batch, args.index as u32);
-    match args.role {
-        Role::Sender => {
-            lead(L::stream(setup, Side::Connect), args, |tx, w, r| batch_send_loop(tx, size, n, me, w, r))
-        }
-        Role::Publisher => lead(L::publisher(setup), args, |tx, w, r| batch_send_loop(tx, size, n, me, w, r)),
-        Role::Receiver => lead(L::stream(setup, Side::Accept), args, |rx, _, r| {
-            batch_receive_loop(rx, size, n, Ordered::default(), r)
-        }),
-        Role::Subscriber => lead(L::subscriber(setup), args, |rx, _, r| {
-            batch_receive_loop(rx, size, n, Ordered::default(), r)
-        }),
-        other => bail!("a {} in the batch case {case}", other.as_str()),
-    }
-}
-
-/// A latency case (a stream or a lossless broadcast at a fixed rate): the sender keeps its
-/// schedule, each receiver times each message from its due time.
-fn run_paced<L: Library>(args: &ChildArgs, setup: &Setup, rate: u64) -> Result<()> {
-    let (size, me) = (setup.size, args.index as u32);
-    match args.role {
-        Role::Sender => {
-            let opened = L::stream(setup, Side::Connect);
-            // Measured before "ready", so that the schedule's start finds it done.
-            let margin = paced::spin_margin();
-            lead(opened, args, |tx, w, r| paced::paced_send_loop(tx, size, me, rate, margin, w, r))
-        }
-        Role::Receiver => {
-            lead(L::stream(setup, Side::Accept), args, |rx, _, r| paced::timed_receive_loop(rx, size, r))
-        }
-        Role::Publisher => {
-            let opened = L::publisher(setup);
-            let margin = paced::spin_margin();
-            lead(opened, args, |tx, w, r| paced::paced_send_loop(tx, size, me, rate, margin, w, r))
-        }
-        Role::Subscriber => {
-            lead(L::subscriber(setup), args, |rx, _, r| paced::timed_receive_loop(rx, size, r))
-        }
-        other => bail!("a {} in the latency case {}", other.as_str(), args.case),
     }
 }
 
 /// A report with nothing counted yet, for this child; a pinned one says the CPU it runs on
 /// (read, not assumed: a pin that did not take shows).
-fn report_of(args: &ChildArgs) -> RoleReport {
+pub fn report_of(args: &ChildArgs) -> RoleReport {
     // SAFETY: sched_getcpu takes nothing and returns a CPU number or -1.
     let on = args.cpu.and_then(|_| usize::try_from(unsafe { libc::sched_getcpu() }).ok());
     RoleReport { cpu: on, ..RoleReport::new(args.role, args.index) }
 }
 
 /// One line to the driver, on its way at once.
-fn say(line: &str) -> Result<()> {
+pub fn say(line: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}")?;
     out.flush().context("telling the driver")
 }
 
 /// A role's report to the driver: `result <json>`.
-fn say_result(report: &RoleReport) -> Result<()> {
+pub fn say_result(report: &RoleReport) -> Result<()> {
     say(&format!("result {}", serde_json::to_string(report)?))
 }
 
 /// The protocol around every loop: ready, go, the loop, the report, and the drain.
-fn lead<E>(
+pub fn lead<E>(
     opened: Result<Opened<E>>,
     args: &ChildArgs,
     body: impl FnOnce(&mut E, Window, RoleReport) -> Result<RoleReport>,

@@ -60,11 +60,22 @@ fn fan_out_slow_subscriber_pairs_and_latency_to_many() {
         "pairs/2/stream-rtt/16B",
     ];
     let (pid, out, doc) = short(&t.out, &[&["run"], &cases[..], &["--lib", THREE]].concat());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The one failure a run may have here: a lossless publisher held back to nothing by
+    // subscribers that outnumber the cores. Any other fails the test.
+    let failed: Vec<&Value> =
+        doc["results"].as_array().unwrap().iter().filter(|r| r["status"] == "failed").collect();
+    for r in &failed {
+        assert!(is_a_held_back_publisher(r), "{} {}: {}", r["case"], r["library"], r["reason"]);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() || (!failed.is_empty() && out.status.code() == Some(1)), "{stderr}");
     every_message_arrived(&doc);
     for lib in THREE.split(',') {
         for n in [2, 8, 32] {
-            assert!(figure(&doc, &format!("broadcast/lossless/{n}sub/16B"), lib, "msgs_per_s") > 0.0);
+            let case = format!("broadcast/lossless/{n}sub/16B");
+            if !is_a_held_back_publisher(results_of(&doc, &case, lib)) {
+                assert!(figure(&doc, &case, lib, "msgs_per_s") > 0.0, "{case} {lib}");
+            }
             let case = format!("broadcast/lossy/{n}sub/16B");
             let spread = figure(&doc, &case, lib, "subscribers_spread");
             assert!((0.0..=1.0).contains(&spread), "{case} {lib}: {spread}");
