@@ -4,6 +4,8 @@
 //! rounds of host states, retakes, failures and the results file's writing are tested without a
 //! process started or a clock waited on (as hyperfine's executor trait lets its tests run).
 
+use std::time::Instant;
+
 use super::trial::{Trial, TrialError};
 use crate::floors::Floors;
 use crate::host::probe::Probe;
@@ -19,6 +21,10 @@ pub trait Executor {
     fn probe(&self, cores: usize, cpus: Option<(usize, usize)>) -> Option<Probe>;
     /// One trial: its record, or why it gave none.
     fn trial(&self, trial: &Trial) -> Result<RunRecord, TrialError>;
+    /// Now, as the run's time and its retakes' budget are read.
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
 }
 
 /// The real thing: the machine measured, the host probed, each trial's roles as processes.

@@ -186,7 +186,7 @@ impl<'a> RunContext<'a> {
             cores: doc.machine.cores,
             cpus: machine::allowed_cpus(),
             warned: Default::default(),
-            clock: (std::time::Instant::now(), since_start(&doc.started)),
+            clock: (exec.now(), since_start(&doc.started)),
             cost: Default::default(),
             launch,
             retakes: opts.config.ab.is_none(),
@@ -327,12 +327,12 @@ impl<'a> RunContext<'a> {
             self.opts.config.pin.and_then(|pin| Some((pin.cpu(&self.cpus, 0)?, pin.cpu(&self.cpus, 1)?)));
         let mut retakes = 0;
         loop {
-            let at_s = self.clock.1 + self.clock.0.elapsed().as_secs_f64();
+            let at_s = self.clock.1 + self.since_began();
             let ticks = Ticks::now();
             let before = self.probe(cpus);
-            let began = std::time::Instant::now();
+            let began = self.exec.now();
             let mut record = self.exec.trial(&trial)?;
-            let took = began.elapsed();
+            let took = self.exec.now() - began;
             let mut after = self.probe(cpus);
             let steal_share = ticks.zip(Ticks::now()).and_then(|(a, b)| a.steal_share(b));
             let Some((before, first)) = before.zip(after) else { return Ok(record) };
@@ -352,7 +352,7 @@ impl<'a> RunContext<'a> {
             // the time costs the run a bounded share, and the runs it could not retake are
             // marked instead.
             let spent = self.cost.get().retakes_s + took.as_secs_f64();
-            let within = spent <= RETAKE_SHARE * self.clock.0.elapsed().as_secs_f64();
+            let within = spent <= RETAKE_SHARE * self.since_began();
             if self.retakes
                 && host.moved
                 && retakes < host::states::RETAKES
@@ -385,6 +385,11 @@ impl<'a> RunContext<'a> {
         p
     }
 
+    /// Seconds since the driver began, on the executor's clock.
+    fn since_began(&self) -> f64 {
+        (self.exec.now() - self.clock.0).as_secs_f64()
+    }
+
     /// Adds `part` to the run's cost.
     fn add_cost(&self, part: HostCost) {
         self.cost.set(self.cost.get().plus(part));
@@ -392,7 +397,7 @@ impl<'a> RunContext<'a> {
 
     /// What watching the host cost this part of the run, its whole time since the driver began.
     fn cost(&self) -> HostCost {
-        HostCost { wall_s: self.clock.0.elapsed().as_secs_f64(), ..self.cost.get() }
+        HostCost { wall_s: self.since_began(), ..self.cost.get() }
     }
 
     /// `--runs auto`: more runs of a measured result until every mode's figure resolves

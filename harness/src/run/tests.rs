@@ -6,6 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use ipcbench_api::RecvMode;
@@ -39,13 +40,16 @@ type Seen = (&'static str, RecvMode, usize);
 /// A trial's rate, or why it failed.
 type Rate = Box<dyn Fn(&Trial) -> Result<f64, String>>;
 
-/// What the executor does: each trial's rate or failure, and the host's polling floor around
-/// trial `k` (from 0), scripted.
+/// What the executor does: each trial's rate or failure, and the host's polling floor at probe
+/// `k` (from 0; two a trial, before and after, and a third when those two differ), scripted.
 struct Script {
     rate: Rate,
     polling_ns: Box<dyn Fn(usize) -> f64>,
     probes: Cell<usize>,
     seen: RefCell<Vec<Seen>>,
+    /// The clock's first reading, the driver's start.
+    began: Instant,
+    clock_read: Cell<bool>,
 }
 
 impl Script {
@@ -55,6 +59,8 @@ impl Script {
             polling_ns: Box::new(|_| 100.0),
             probes: Cell::new(0),
             seen: RefCell::default(),
+            began: Instant::now(),
+            clock_read: Cell::new(false),
         }
     }
 }
@@ -68,11 +74,10 @@ impl Executor for Script {
         Floors::default()
     }
 
-    /// Two probes a trial, before and after, alike: the host stays where the script puts it.
     fn probe(&self, _: usize, _: Option<(usize, usize)>) -> Option<Probe> {
         let k = self.probes.get();
         self.probes.set(k + 1);
-        let polling_ns = Some((self.polling_ns)(k / 2));
+        let polling_ns = Some((self.polling_ns)(k));
         Some(Probe { polling_ns, waiting_ns: Some(20_000.0), syscall_ns: 100.0 })
     }
 
@@ -90,6 +95,15 @@ impl Executor for Script {
             host: None,
             state: None,
         })
+    }
+
+    /// After its first reading (the driver's start), a clock a thousand seconds on that moves a
+    /// millisecond a trial: each trial takes a millisecond, within any budget of the run's time.
+    fn now(&self) -> Instant {
+        if !self.clock_read.replace(true) {
+            return self.began;
+        }
+        self.began + Duration::from_secs(1000) + Duration::from_millis(self.seen.borrow().len() as u64)
     }
 }
 
@@ -190,7 +204,8 @@ fn too_few_runs_in_the_cases_state_take_an_extra_round() {
     let mut script = Script::new(|_| Ok(1_000.0));
     // Trials in order: waiting, polling of rounds 1, 2, 3, then the extra round's.
     const STATES: [f64; 6] = [100.0, 100.0, 400.0, 100.0, 400.0, 400.0];
-    script.polling_ns = Box::new(|k| STATES.get(k).copied().unwrap_or(100.0));
+    // Two probes a trial, alike: the host stays where the script puts it.
+    script.polling_ns = Box::new(|k| STATES.get(k / 2).copied().unwrap_or(100.0));
     let (_, doc, _, _dir) = run(&["stream/16B"], &["--lib", "shm-ring", "--runs", "3"], &script);
     let ring = result(&doc, "stream/16B", "shm-ring");
     assert_eq!(script.seen.borrow().len(), 8, "one extra round of both modes");
@@ -230,4 +245,42 @@ fn a_resume_keeps_what_was_done_and_runs_the_rest() {
     let kept = result(&doc, "stream/16B", "shm-ring");
     assert_eq!(serde_json::to_value(kept).unwrap(), serde_json::to_value(&done).unwrap());
     assert_eq!(result(&doc, "stream/1KiB", "shm-ring").median.unwrap().msgs_per_s, 3_000.0);
+}
+
+/// A trial whose host probe moved under it (before and after apart, and a second look still
+/// apart) is taken again; the run kept says how many times, and the retake is counted in the
+/// run's cost.
+#[test]
+fn a_trial_whose_host_moved_is_taken_again() {
+    let mut script = Script::new(|_| Ok(1_000.0));
+    // The first trial's probes: before, after (moved), a second look (still moved); then its
+    // retake's, alike.
+    script.polling_ns = Box::new(|k| if matches!(k, 1 | 2) { 400.0 } else { 100.0 });
+    let (_, doc, _, _dir) = run(&["stream/16B"], &["--lib", "shm-ring", "--runs", "3"], &script);
+    assert_eq!(script.seen.borrow().len(), 7, "six trials and one retake");
+    let ring = result(&doc, "stream/16B", "shm-ring");
+    let first = &ring.modes[0].runs[0];
+    let host = first.host.as_ref().unwrap();
+    assert_eq!((host.retakes, host.moved), (1, false), "kept from its retake, which held still");
+    assert_eq!(first.state.as_deref(), Some("A"));
+    assert_eq!(doc.host_cost.map(|c| c.retakes), Some(1));
+    assert!(ring.modes.iter().all(|m| m.runs.len() == 3));
+}
+
+/// A host that moves under every attempt is retaken `RETAKES` times, then kept and marked as
+/// moved, in no state.
+#[test]
+fn a_host_that_never_holds_still_is_kept_marked_after_its_retakes() {
+    let mut script = Script::new(|_| Ok(1_000.0));
+    // Every attempt: before 100 ns, after and a second look 400 ns.
+    script.polling_ns = Box::new(|k| if k % 3 == 0 { 100.0 } else { 400.0 });
+    let (_, doc, _, _dir) = run(&["stream/16B"], &["--lib", "shm-ring", "--runs", "1"], &script);
+    let retakes = crate::host::states::RETAKES as usize;
+    assert_eq!(script.seen.borrow().len(), 2 * (1 + retakes), "each mode's trial and its retakes");
+    for m in &result(&doc, "stream/16B", "shm-ring").modes {
+        let run = &m.runs[0];
+        let host = run.host.as_ref().unwrap();
+        assert_eq!((host.retakes as usize, host.moved), (retakes, true), "{}", m.mode);
+        assert_eq!(run.state, None, "{}: a moved run is in no state", m.mode);
+    }
 }
