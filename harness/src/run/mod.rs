@@ -4,8 +4,9 @@
 //! sends or receives through a library: only the children do.
 //!
 //! `dir` is the run's directory and the clean-up of runs killed before, `trial` one trial and
-//! its protocol, `children` the trial's processes,
-//! `ledger` each result's record before and after its runs.
+//! its protocol, `children` the trial's processes, `ledger` each result's record before and
+//! after its runs, and `executor` what a run asks of the world (the machine, the host's probes,
+//! each trial, the clock), which the driver's unit tests script.
 
 pub mod ab;
 pub mod children;
