@@ -19,13 +19,8 @@ fn stream(side: Side, rates: &[f64]) -> CaseResult {
             .iter()
             .enumerate()
             .map(|(i, &rate)| RunRecord {
-                figures: crate::results::Figures { msgs_per_s: rate, ..Default::default() },
-                roles: Vec::new(),
-                histogram: None,
-                lateness: None,
                 round: Some(i as u32 + 1),
-                host: None,
-                state: None,
+                ..RunRecord::of(crate::results::Figures { msgs_per_s: rate, ..Default::default() })
             })
             .collect(),
         median: None,

@@ -28,7 +28,7 @@ pub fn run_record(case: &Case, roles: Vec<RoleReport>, requests: Requests) -> Re
     let lateness = whole(histogram::from_buckets(roles.iter().map(|r| r.lateness.as_slice())));
     let roles =
         roles.into_iter().map(|r| RoleReport { latency: Vec::new(), lateness: Vec::new(), ..r }).collect();
-    Ok(RunRecord { figures, roles, histogram, lateness, round: None, host: None, state: None })
+    Ok(RunRecord { roles, histogram, lateness, ..RunRecord::of(figures) })
 }
 
 /// The median of each figure over runs (each figure on its own, over the runs that have it).

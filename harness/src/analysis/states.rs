@@ -272,13 +272,10 @@ mod tests {
             runs: runs
                 .iter()
                 .map(|&(round, state, rate)| RunRecord {
-                    figures: Figures { msgs_per_s: rate, ..Figures::default() },
-                    roles: Vec::new(),
-                    histogram: None,
-                    lateness: None,
                     round: Some(round),
                     host: Some(host.clone()),
                     state: (!state.is_empty()).then(|| state.to_string()),
+                    ..RunRecord::of(Figures { msgs_per_s: rate, ..Figures::default() })
                 })
                 .collect(),
             median: None,

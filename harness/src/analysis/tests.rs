@@ -52,19 +52,13 @@ fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
             mode: *mode,
             runs: runs
                 .iter()
-                .map(|&(rate, p50)| RunRecord {
-                    figures: Figures {
+                .map(|&(rate, p50)| {
+                    RunRecord::of(Figures {
                         msgs_per_s: rate,
                         p50_ns: Some(p50),
                         p99_ns: Some(p50 * 2.0),
                         ..Figures::default()
-                    },
-                    roles: Vec::new(),
-                    histogram: None,
-                    lateness: None,
-                    round: None,
-                    host: None,
-                    state: None,
+                    })
                 })
                 .collect(),
             median: None,

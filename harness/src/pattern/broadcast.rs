@@ -5,12 +5,12 @@
 use anyhow::{Result, bail};
 use ipcbench_api::{Library, Requests, Setup, Shape};
 
-use super::checks::{Broken, Delivered};
+use super::checks::{Broken, one_way};
 use super::shows::{CORES, CountPanel, Over, Panel, RATE, Scale, Scaling, Shows, Title, rate_only};
-use super::spec::{Family, FamilySpec, Floor, Spec};
-use super::words::{many, subscribers_of};
+use super::spec::{Family, FamilySpec, Spec};
+use super::words::{distinct, many, subscribers_of};
 use crate::matrix::{Case, Role};
-use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::results::{Figures, Measure, RoleReport};
 use crate::role::loops::{Lossy, Ordered, receive_loop, send_loop};
 use crate::role::transfer::Copied;
 use crate::role::{ChildArgs, lead};
@@ -26,33 +26,29 @@ pub const FAMILY: FamilySpec = FamilySpec {
              rate). Where the processes outnumber the machine's cores (*) the subscribers take turns on \
              them, and the waiting mode, where a subscriber sleeps until woken, is the one that means what \
              it would on a machine with a core per process.",
-            many(&super::words::distinct(cases, subscribers_of), "subscriber")
+            many(&distinct(cases, subscribers_of), "subscriber")
         )
     },
 };
 
 pub const SPEC: Spec = Spec {
-    family: Family::Broadcasts,
-    counted: Figure::MsgsPerS,
-    timed: false,
-    calls: false,
-    floor: Floor::None,
-    spectrum: "per call",
-    shows: Shows {
-        rows: &[(Measure::MsgsPerS, "rate"), (Measure::SubscribersSpread, "subscribers' spread")],
-        panels: &[
-            RATE,
-            Panel { measure: Measure::LostShare, label: "lossy: share lost (%)", scale: Scale::Percent },
-        ],
-        ..rate_only(Title::AfterFamily("the slowest subscriber's messages per second"))
-    },
     scaling: Some(Scaling {
         over: Over::Subscribers,
         panels: &[CountPanel::rate("the slowest subscriber's rate"), CORES],
         place: subscribers_place,
     }),
-    figures,
-    costed: true,
+    ..Spec::rate(
+        Family::Broadcasts,
+        Shows {
+            rows: &[(Measure::MsgsPerS, "rate"), (Measure::SubscribersSpread, "subscribers' spread")],
+            panels: &[
+                RATE,
+                Panel { measure: Measure::LostShare, label: "lossy: share lost (%)", scale: Scale::Percent },
+            ],
+            ..rate_only(Title::AfterFamily("the slowest subscriber's messages per second"))
+        },
+        figures,
+    )
 };
 
 /// A broadcast's count, its subscribers, is its name's third part: `broadcast/lossy/*sub/16B`.
@@ -66,14 +62,7 @@ pub fn subscribers_place(case: &Case) -> Option<(usize, &'static str, f64)> {
 /// Every subscriber's counts agree with the publisher's; the figure is the slowest's rate, a
 /// lossy one's with its share lost and the subscribers' spread.
 fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
-    let d = Delivered::check(case, reports, (Role::Publisher, Role::Subscriber))?;
-    let slowest = d.slowest_of(&d.receivers)?;
-    Ok(Figures {
-        msgs_per_s: d.rate(slowest.received_measured),
-        subscribers_spread: d.spread(&d.receivers, slowest),
-        lost_share: d.lost_share(slowest),
-        ..Figures::default()
-    })
+    Ok(one_way(case, reports, (Role::Publisher, Role::Subscriber))?.1)
 }
 
 /// A broadcast's publisher or subscriber; a lossy subscriber counts what it lost, a lossless

@@ -171,6 +171,24 @@ impl<'a> Delivered<'a> {
     }
 }
 
+/// A one-way trial's checked deliveries and its figures: the slowest receiver's rate and, a
+/// lossy broadcast's, its share lost and the receivers' spread (`roles`: sender, receiver).
+pub fn one_way<'a>(
+    case: &Case,
+    reports: &'a [RoleReport],
+    roles: (Role, Role),
+) -> Result<(Delivered<'a>, Figures), Broken> {
+    let d = Delivered::check(case, reports, roles)?;
+    let slowest = d.slowest_of(&d.receivers)?;
+    let out = Figures {
+        msgs_per_s: d.rate(slowest.received_measured),
+        subscribers_spread: d.spread(&d.receivers, slowest),
+        lost_share: d.lost_share(slowest),
+        ..Figures::default()
+    };
+    Ok((d, out))
+}
+
 /// Calls (a round trip's, a service's): every request answered, each by one server or (a library
 /// without load sharing) by every one; the figures are the calls a second and their spectrum.
 pub fn calls(reports: &[RoleReport], roles: (Role, Role), requests: Requests) -> Result<Figures, Broken> {

@@ -24,10 +24,9 @@ pub const FAMILY: FamilySpec = FamilySpec {
 pub const SPEC: Spec = Spec {
     family: Family::Connect,
     counted: Figure::P50Ns,
-    timed: false,
     calls: false,
     floor: Floor::None,
-    spectrum: "per call",
+    spectrum: None,
     shows: Shows {
         rows: &[(Measure::P50Ns, "p50"), (Measure::MaxNs, "max")],
         compared: &[Measure::P50Ns, Measure::CpuNsPerMsg],

@@ -1,17 +1,16 @@
 //! Latency to many subscribers: a lossless broadcast at a fixed rate, every subscriber timing
 //! each message from its due time.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use ipcbench_api::{Library, Requests, Setup};
 
-use super::checks::{Broken, Delivered};
+use super::checks::Broken;
 use super::shows::{CountPanel, Line, Over, Panel, Scale, Scaling, Shows, Title};
 use super::spec::{Family, FamilySpec, Floor, Spec};
-use super::words::{distinct, many, per_second, rate_of, subscribers_of};
+use super::words::{distinct, many, per_second, subscribers_of};
 use crate::matrix::{Case, Role};
 use crate::results::{Figure, Figures, Measure, RoleReport};
-use crate::role::paced::{paced_send_loop, spin_margin, timed_receive_loop};
-use crate::role::{ChildArgs, lead};
+use crate::role::ChildArgs;
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Latency to many subscribers",
@@ -30,11 +29,10 @@ pub const FAMILY: FamilySpec = FamilySpec {
 pub const SPEC: Spec = Spec {
     family: Family::FanoutLatency,
     counted: Figure::P50Ns,
-    timed: true,
     calls: false,
     // Its subscribers share the cores: no one crossing to hold it against.
     floor: Floor::None,
-    spectrum: "one way to every subscriber, from each message's due time",
+    spectrum: Some("one way to every subscriber, from each message's due time"),
     shows: Shows {
         rows: &[(Measure::P50Ns, "p50"), (Measure::P99Ns, "p99"), (Measure::MaxNs, "max")],
         compared: &[Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg],
@@ -64,24 +62,11 @@ pub const SPEC: Spec = Spec {
 /// Every subscriber received every message; the figures are the slowest's rate, every
 /// subscriber's latency spectrum together, the publisher's lateness and how far it fell behind.
 fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
-    let d = Delivered::check(case, reports, (Role::Publisher, Role::Subscriber))?;
-    let slowest = d.slowest_of(&d.receivers)?;
-    let mut out = Figures { msgs_per_s: d.rate(slowest.received_measured), ..Figures::default() };
-    d.paced(&mut out);
-    Ok(out)
+    super::latency::paced_figures(case, reports, (Role::Publisher, Role::Subscriber))
 }
 
 /// The publisher keeps its schedule; each subscriber times each message from its due time.
 pub fn start<L: Library>(args: &ChildArgs, case: &Case, setup: &Setup) -> Result<()> {
-    let rate = rate_of(case).with_context(|| format!("{} has no fixed rate", case.name))?;
-    let (size, me) = (setup.size, setup.index as u32);
-    match args.role {
-        Role::Publisher => {
-            let opened = L::publisher(setup);
-            let margin = spin_margin();
-            lead(opened, args, |tx, w, r| paced_send_loop(tx, size, me, rate, margin, w, r))
-        }
-        Role::Subscriber => lead(L::subscriber(setup), args, |rx, _, r| timed_receive_loop(rx, size, r)),
-        other => bail!("a {} in the latency case {}", other.as_str(), args.case),
-    }
+    let send = (Role::Publisher, || L::publisher(setup));
+    super::latency::paced(args, case, setup, send, (Role::Subscriber, || L::subscriber(setup)))
 }

@@ -6,10 +6,10 @@ use ipcbench_api::{Requests, Shape};
 
 use super::checks::{Broken, broken};
 use super::shows::{CORES, CountPanel, Over, Panel, RATE, Scale, Scaling, Shows, Title, rate_only};
-use super::spec::{Family, FamilySpec, Floor, Spec};
+use super::spec::{Family, FamilySpec, Spec};
 use super::words::{counts, distinct};
 use crate::matrix::{Case, Role};
-use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::results::{Figures, Measure, RoleReport};
 
 pub const FAMILY: FamilySpec = FamilySpec {
     title: "Pairs side by side",
@@ -26,32 +26,28 @@ pub const FAMILY: FamilySpec = FamilySpec {
 };
 
 pub const SPEC: Spec = Spec {
-    family: Family::Pairs,
-    counted: Figure::MsgsPerS,
-    timed: false,
-    calls: false,
-    floor: Floor::None,
-    spectrum: "per call",
-    shows: Shows {
-        rows: &[
-            (Measure::MsgsPerS, "total rate"),
-            (Measure::WorstMsgsPerS, "worst pair's rate"),
-            (Measure::P50Ns, "worst pair's p50"),
-        ],
-        compared: &[Measure::MsgsPerS, Measure::WorstMsgsPerS, Measure::CpuNsPerMsg],
-        panels: &[
-            RATE,
-            Panel { measure: Measure::WorstMsgsPerS, label: "worst pair's M msg/s", scale: Scale::Mega },
-        ],
-        ..rate_only(Title::AfterFamily("every pair's messages per second together"))
-    },
     scaling: Some(Scaling {
         over: Over::Pairs,
         panels: &[CountPanel::rate("every pair's rate together"), CORES],
         place: |case| Some((1, "*", case.pairs? as f64)),
     }),
-    figures,
-    costed: true,
+    ..Spec::rate(
+        Family::Pairs,
+        Shows {
+            rows: &[
+                (Measure::MsgsPerS, "total rate"),
+                (Measure::WorstMsgsPerS, "worst pair's rate"),
+                (Measure::P50Ns, "worst pair's p50"),
+            ],
+            compared: &[Measure::MsgsPerS, Measure::WorstMsgsPerS, Measure::CpuNsPerMsg],
+            panels: &[
+                RATE,
+                Panel { measure: Measure::WorstMsgsPerS, label: "worst pair's M msg/s", scale: Scale::Mega },
+            ],
+            ..rate_only(Title::AfterFamily("every pair's messages per second together"))
+        },
+        figures,
+    )
 };
 
 /// Each pair checked on its own (every message its sender sent arrived, every request answered)

@@ -8,10 +8,10 @@ use ipcbench_api::{Library, Requests, Setup, Shape};
 
 use super::checks::{Broken, broken, of, window};
 use super::shows::{Shows, Title, rate_only};
-use super::spec::{Family, FamilySpec, Floor, Spec};
+use super::spec::{Family, FamilySpec, Spec};
 use super::words::{listed, shapes};
 use crate::matrix::{Case, Role};
-use crate::results::{Figure, Figures, RoleReport};
+use crate::results::{Figures, RoleReport};
 use crate::role::loops::{Tally, receive_loop, send_loop};
 use crate::role::taken::{self, Taken};
 use crate::role::transfer::Copied;
@@ -29,18 +29,11 @@ pub const FAMILY: FamilySpec = FamilySpec {
     },
 };
 
-pub const SPEC: Spec = Spec {
-    family: Family::Queues,
-    counted: Figure::MsgsPerS,
-    timed: false,
-    calls: false,
-    floor: Floor::None,
-    spectrum: "per call",
-    shows: Shows { ..rate_only(Title::AfterFamily("every consumer's messages per second together")) },
-    scaling: None,
+pub const SPEC: Spec = Spec::rate(
+    Family::Queues,
+    Shows { ..rate_only(Title::AfterFamily("every consumer's messages per second together")) },
     figures,
-    costed: true,
-};
+);
 
 /// Every message reached exactly one consumer (each consumer's record of what it took, proved
 /// against what each producer sent), and the window's counts agree.

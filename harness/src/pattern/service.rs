@@ -29,10 +29,9 @@ pub const FAMILY: FamilySpec = FamilySpec {
 pub const SPEC: Spec = Spec {
     family: Family::Services,
     counted: Figure::MsgsPerS,
-    timed: true,
     calls: true,
     floor: Floor::RoundTrip,
-    spectrum: "per call",
+    spectrum: Some("per call"),
     shows: Shows {
         rows: &[(Measure::MsgsPerS, "rate"), (Measure::P50Ns, "p50 call")],
         compared: &[Measure::MsgsPerS, Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg],

@@ -6,9 +6,9 @@ use ipcbench_api::{Library, Requests, Setup};
 
 use super::checks::{Broken, Delivered};
 use super::shows::{Panel, Scale, Shows, Title, rate_only};
-use super::spec::{Family, FamilySpec, Floor, Spec};
+use super::spec::{Family, FamilySpec, Spec};
 use crate::matrix::{Case, Role};
-use crate::results::{Figure, Figures, Measure, RoleReport};
+use crate::results::{Figures, Measure, RoleReport};
 use crate::role::loops::{Lossy, Ordered, Slow, receive_loop};
 use crate::role::transfer::Copied;
 use crate::role::{ChildArgs, lead};
@@ -25,14 +25,9 @@ pub const FAMILY: FamilySpec = FamilySpec {
     },
 };
 
-pub const SPEC: Spec = Spec {
-    family: Family::SlowSubscriber,
-    counted: Figure::MsgsPerS,
-    timed: false,
-    calls: false,
-    floor: Floor::None,
-    spectrum: "per call",
-    shows: Shows {
+pub const SPEC: Spec = Spec::rate(
+    Family::SlowSubscriber,
+    Shows {
         rows: &[
             (Measure::MsgsPerS, "the others' rate"),
             (Measure::SlowMsgsPerS, "the slow one's rate"),
@@ -45,10 +40,8 @@ pub const SPEC: Spec = Spec {
         ],
         ..rate_only(Title::AfterFamily("the other subscribers' messages per second, beside the slow one's"))
     },
-    scaling: None,
     figures,
-    costed: true,
-};
+);
 
 /// Every subscriber's counts agree with the publisher's; the figure is the slowest of the others'
 /// rate (a lossy one's with its loss and their spread), the slowest slow one's beside it.

@@ -13,15 +13,14 @@ pub struct Spec {
     pub family: Family,
     /// The figure that ranks its results: a rate (higher is better) or a p50 (lower is).
     pub counted: Figure,
-    /// Whether its results time each call or message into a latency histogram (round trips,
-    /// services, fixed-rate latency): what the spectra draw and the floors hold.
-    pub timed: bool,
     /// Whether its rate counts calls (a request and its reply) rather than messages.
     pub calls: bool,
     /// The machine's round-trip floor its p50 is held against, where one is.
     pub floor: Floor,
-    /// What its latency spectrum times, in the spectrum chart's title.
-    pub spectrum: &'static str,
+    /// Where its results time each call or message into a latency histogram (round trips,
+    /// services, fixed-rate latency), what that times, in its spectrum chart's title: what the
+    /// spectra draw and the floors hold. None for a pattern whose runs have no histogram.
+    pub spectrum: Option<&'static str>,
     pub shows: Shows,
     /// Its chart against a count, where its cases differ in one.
     pub scaling: Option<Scaling>,
@@ -30,6 +29,33 @@ pub struct Spec {
     pub figures: fn(&Case, &[RoleReport], Requests) -> Result<Figures, Broken>,
     /// Whether its figures include what the trial cost (cores busy, CPU per message, memory).
     pub costed: bool,
+}
+
+impl Spec {
+    /// A pattern ranked by its rate of messages, with no histogram, no floor, and its cost: what
+    /// `family`'s file shows and how it makes its figures.
+    pub const fn rate(
+        family: Family,
+        shows: Shows,
+        figures: fn(&Case, &[RoleReport], Requests) -> Result<Figures, Broken>,
+    ) -> Spec {
+        Spec {
+            family,
+            counted: Figure::MsgsPerS,
+            calls: false,
+            floor: Floor::None,
+            spectrum: None,
+            shows,
+            scaling: None,
+            figures,
+            costed: true,
+        }
+    }
+
+    /// Whether its results hold a latency histogram.
+    pub fn timed(&self) -> bool {
+        self.spectrum.is_some()
+    }
 }
 
 /// Which of the machine's floors a pattern's p50 is held against.

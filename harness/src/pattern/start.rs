@@ -14,22 +14,22 @@ pub fn run_child<L: Library>(args: &ChildArgs) -> Result<()> {
     if args.handicap.is_some() {
         bail!("{}: a handicap is the calibration's weight on the control (shm-ring) alone", L::info().id);
     }
-    start::<L>(args)
+    start::<L>(args, false)
 }
 
 /// Runs one role of the control `L`: with its handicap where the calibration gives one
 /// (`role::handicap`), else as any library's.
 pub fn run_control<L: Library>(args: &ChildArgs) -> Result<()> {
-    match role::handicap::run::<L>(args) {
-        Some(ran) => ran,
-        None => start::<L>(&ChildArgs { handicap: None, ..args.clone() }),
-    }
+    start::<L>(args, true)
 }
 
-fn start<L: Library>(args: &ChildArgs) -> Result<()> {
+fn start<L: Library>(args: &ChildArgs, control: bool) -> Result<()> {
     let case = role::prepare::<L>(args)?;
     let setup = role::setup(args, &case);
     let context = || format!("{} {} {} of {}", L::info().id, args.role.as_str(), args.index, case.name);
+    if control && let Some(ran) = role::handicap::run::<L>(args, &case, &setup) {
+        return ran.with_context(context);
+    }
     // A batch case is a stream's or a broadcast's, its every call moving a batch.
     if case.batch > 1 {
         return batch::start::<L>(args, &case, &setup).with_context(context);

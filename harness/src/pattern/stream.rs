@@ -5,7 +5,7 @@
 use anyhow::{Result, bail};
 use ipcbench_api::{Library, Requests, Setup, Side, Transfer};
 
-use super::checks::{Broken, Delivered, calls};
+use super::checks::{Broken, calls, one_way};
 use super::shows::{Line, Panel, Scale, Shows, Title, rate_only};
 use super::spec::{Family, FamilySpec, Floor, Spec};
 use crate::matrix::{Case, Role};
@@ -25,26 +25,18 @@ pub const FAMILY: FamilySpec = FamilySpec {
     },
 };
 
-pub const STREAM: Spec = Spec {
-    family: Family::Streams,
-    counted: Figure::MsgsPerS,
-    timed: false,
-    calls: false,
-    floor: Floor::None,
-    spectrum: "per call",
-    shows: Shows { copy_floor: true, ..rate_only(Title::Own("Streams: messages per second one way")) },
-    scaling: None,
-    figures: stream,
-    costed: true,
-};
+pub const STREAM: Spec = Spec::rate(
+    Family::Streams,
+    Shows { copy_floor: true, ..rate_only(Title::Own("Streams: messages per second one way")) },
+    stream,
+);
 
 pub const ROUND_TRIP: Spec = Spec {
     family: Family::Streams,
     counted: Figure::P50Ns,
-    timed: true,
     calls: true,
     floor: Floor::RoundTrip,
-    spectrum: "per call",
+    spectrum: Some("per call"),
     shows: Shows {
         rows: &[(Measure::P50Ns, "p50"), (Measure::P99Ns, "p99")],
         compared: &[Measure::P50Ns, Measure::P99Ns, Measure::CpuNsPerMsg],
@@ -61,9 +53,7 @@ pub const ROUND_TRIP: Spec = Spec {
 
 /// Every message the sender sent arrived; the figure is the receiver's rate over the window.
 fn stream(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, Broken> {
-    let d = Delivered::check(case, reports, (Role::Sender, Role::Receiver))?;
-    let slowest = d.slowest_of(&d.receivers)?;
-    Ok(Figures { msgs_per_s: d.rate(slowest.received_measured), ..Figures::default() })
+    Ok(one_way(case, reports, (Role::Sender, Role::Receiver))?.1)
 }
 
 /// Every ping answered; the figures are the round trips a second and their spectrum.

@@ -134,7 +134,7 @@ fn each_pattern_shows_its_ranked_figure_first() {
         assert_eq!(s.rows[0].0, ranked, "{pattern}");
         assert_eq!(s.panels[0].measure, ranked, "{pattern}");
         assert!(s.floors_on.is_none_or(|i| i < s.panels.len()), "{pattern}");
-        assert_eq!(s.floors_on.is_some(), spec(pattern).timed, "{pattern}: floors where it is timed");
+        assert_eq!(s.floors_on.is_some(), spec(pattern).timed(), "{pattern}: floors where it is timed");
         assert!(s.compared.contains(&ranked) && s.compared.contains(&CpuNsPerMsg), "{pattern}");
         assert_eq!(s.rows.iter().filter(|(m, _)| *m == ranked).count(), 1, "{pattern}");
     }

@@ -17,7 +17,7 @@ fn mode_figures(r: &CaseResult, mode: RecvMode) -> [Option<f64>; 2] {
 /// Whether a result's rate is messages moved (its bandwidth is rate × size), not calls, round
 /// trips or a schedule's.
 fn moves_bytes(r: &CaseResult) -> bool {
-    !crate::pattern::spec(r.pattern).timed
+    !crate::pattern::spec(r.pattern).timed()
         && crate::analysis::counted(r.pattern) == crate::results::Figure::MsgsPerS
 }
 

@@ -189,7 +189,13 @@ impl<'a> View<'a> {
                     .map(move |i| (l.clone(), i))
             })
             .collect();
-        let read = names.into_iter().map(|n| (read_case(sources, &n), n)).map(|(c, n)| (n, c)).collect();
+        let read = names
+            .into_iter()
+            .map(|name| {
+                let case = read_case(sources, &name);
+                (name, case)
+            })
+            .collect();
         let (cases, parsed): (Vec<String>, Vec<Option<Case>>) = ordered(read).into_iter().unzip();
         View { sources, cases, parsed, libraries, columns, out: out.to_path_buf() }
     }

@@ -70,9 +70,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
     let mut charts = Vec::new();
     for case in &view.cases {
         let Some(pattern) = view.pattern(case) else { continue };
-        if !spec(pattern).timed {
-            continue;
-        }
+        let Some(what) = spec(pattern).spectrum else { continue };
         let lines = lines(view, case)?;
         if lines.is_empty() {
             continue;
@@ -86,7 +84,6 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
             written.push(path);
         }
         let name = format!("spectrum-{}", slug(case));
-        let what = spec(pattern).spectrum;
         let title = format!("{case}: latency by percentile ({what})");
         let (svg, png) = (dir.join(format!("{name}.svg")), dir.join(format!("{name}.png")));
         let entries: Vec<Entry> =

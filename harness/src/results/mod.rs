@@ -272,6 +272,22 @@ pub struct RunRecord {
     pub state: Option<String>,
 }
 
+impl RunRecord {
+    /// A run's record of its figures alone: no roles' reports or histograms, not yet placed in a
+    /// round, a host or a state.
+    pub fn of(figures: Figures) -> RunRecord {
+        RunRecord {
+            figures,
+            roles: Vec::new(),
+            histogram: None,
+            lateness: None,
+            round: None,
+            host: None,
+            state: None,
+        }
+    }
+}
+
 /// One child's figures for one trial, as it reports them (one JSON line) and as the results
 /// keep them: a driving role's counts (`sending`) or a receiving role's (`receiving`), each
 /// written flat where the other is absent, then what its role and case add.

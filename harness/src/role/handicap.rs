@@ -7,12 +7,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use ipcbench_api::{Library, Side, Tx};
+use ipcbench_api::{Library, Setup, Side, Transfer, Tx};
 
 use super::loops::{call_loop, send_loop};
 use super::transfer::{Copied, Put};
 use super::{ChildArgs, lead};
-use crate::matrix::{self, Pace, Role};
+use crate::matrix::{Case, Pace, Role};
 
 /// A `Put` that spins `spins` turns of a busy loop before each message.
 pub struct Handicapped<P> {
@@ -75,31 +75,22 @@ pub fn spins_for(weight: Duration) -> u64 {
 /// Runs one role of the control `L` with its handicap, where it has one: a sender or pinger of
 /// a free-running copied stream or round trip. None for every other role, or no weight given:
 /// the child runs as any library's (`pattern::start`).
-pub fn run<L: Library>(args: &ChildArgs) -> Option<Result<()>> {
+pub fn run<L: Library>(args: &ChildArgs, case: &Case, setup: &Setup) -> Option<Result<()>> {
     // No weight runs the plain loops: its fence alone would cost a few nanoseconds a message.
     let weight = args.handicap.filter(|w| !w.is_zero())?;
-    if !matches!(args.role, Role::Sender | Role::Pinger) {
-        return None;
-    }
-    let case = match matrix::find(&args.case) {
-        Ok(case) => case,
-        Err(e) => return Some(Err(e)),
-    };
     let plain = case.pace == Pace::Free && case.batch <= 1 && case.pairs.is_none();
-    if !plain || case.transfer != ipcbench_api::Transfer::Copy {
+    if !plain || case.transfer != Transfer::Copy || !matches!(args.role, Role::Sender | Role::Pinger) {
         return None;
     }
-    let setup = super::setup(args, &case);
-    super::message::set_verify(args.verify);
     let spins = spins_for(weight);
     let me = args.index as u32;
     let copied = || Copied::new(case.size, me);
     let put = || Handicapped { inner: copied(), spins };
     Some(match args.role {
         Role::Pinger => {
-            lead(L::stream(&setup, Side::Connect), args, |ep, w, r| call_loop(ep, put(), copied(), me, w, r))
+            lead(L::stream(setup, Side::Connect), args, |ep, w, r| call_loop(ep, put(), copied(), me, w, r))
         }
-        _ => lead(L::stream(&setup, Side::Connect), args, |tx, w, r| send_loop(tx, put(), w, r)),
+        _ => lead(L::stream(setup, Side::Connect), args, |tx, w, r| send_loop(tx, put(), w, r)),
     })
 }
 

@@ -86,15 +86,7 @@ impl Executor for Script {
         let msgs_per_s = (self.rate)(t)
             .map_err(|e| TrialError::Failed(Failure::Killed { role: "receiver 0".into(), signal: 9 }, e))?;
         let figures = Figures { msgs_per_s, ..Figures::default() };
-        Ok(RunRecord {
-            figures,
-            roles: Vec::new(),
-            histogram: None,
-            lateness: None,
-            round: None,
-            host: None,
-            state: None,
-        })
+        Ok(RunRecord::of(figures))
     }
 
     /// After its first reading (the driver's start), a clock a thousand seconds on that moves a
