@@ -45,6 +45,7 @@ pub const SPEC: Spec = Spec {
     figures,
     // The senders follow one another, with the driver's waits between them: no rate to cost.
     costed: false,
+    names: &[],
 };
 
 /// Every sender's one message arrived, and the set-up times (from each sender's clock read

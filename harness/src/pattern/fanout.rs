@@ -57,6 +57,7 @@ pub const SPEC: Spec = Spec {
     }),
     figures,
     costed: true,
+    names: &[],
 };
 
 /// Every subscriber received every message; the figures are the slowest's rate, every

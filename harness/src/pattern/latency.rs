@@ -64,6 +64,7 @@ pub const SPEC: Spec = Spec {
     }),
     figures,
     costed: true,
+    names: &[],
 };
 
 /// Every message the sender sent arrived; the figures are the receiver's rate, the latency

@@ -26,6 +26,8 @@ pub const FAMILY: FamilySpec = FamilySpec {
 };
 
 pub const SPEC: Spec = Spec {
+    // The rate is every pair's together; the p50 the worst pair's.
+    names: &[("msgs_per_s", "total_msgs_per_s"), ("p50_ns", "worst_p50_ns")],
     scaling: Some(Scaling {
         over: Over::Pairs,
         panels: &[CountPanel::rate("every pair's rate together"), CORES],

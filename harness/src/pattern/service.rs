@@ -44,6 +44,7 @@ pub const SPEC: Spec = Spec {
     scaling: None,
     figures,
     costed: true,
+    names: &[],
 };
 
 /// Every request answered, by one server or (a library without load sharing) by each.

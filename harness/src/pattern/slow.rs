@@ -25,23 +25,33 @@ pub const FAMILY: FamilySpec = FamilySpec {
     },
 };
 
-pub const SPEC: Spec = Spec::rate(
-    Family::SlowSubscriber,
-    Shows {
-        rows: &[
-            (Measure::MsgsPerS, "the others' rate"),
-            (Measure::SlowMsgsPerS, "the slow one's rate"),
-            (Measure::SlowLostShare, "the slow one's loss"),
-        ],
-        compared: &[Measure::MsgsPerS, Measure::SlowMsgsPerS, Measure::CpuNsPerMsg],
-        panels: &[
-            Panel { measure: Measure::MsgsPerS, label: "the others' M msg/s", scale: Scale::Mega },
-            Panel { measure: Measure::SlowMsgsPerS, label: "the slow one's M msg/s", scale: Scale::Mega },
-        ],
-        ..rate_only(Title::AfterFamily("the other subscribers' messages per second, beside the slow one's"))
-    },
-    figures,
-);
+pub const SPEC: Spec = Spec {
+    // The rate, loss and spread are the other subscribers', beside the slow ones'.
+    names: &[
+        ("msgs_per_s", "others_msgs_per_s"),
+        ("lost_share", "others_lost_share"),
+        ("subscribers_spread", "others_spread"),
+    ],
+    ..Spec::rate(
+        Family::SlowSubscriber,
+        Shows {
+            rows: &[
+                (Measure::MsgsPerS, "the others' rate"),
+                (Measure::SlowMsgsPerS, "the slow one's rate"),
+                (Measure::SlowLostShare, "the slow one's loss"),
+            ],
+            compared: &[Measure::MsgsPerS, Measure::SlowMsgsPerS, Measure::CpuNsPerMsg],
+            panels: &[
+                Panel { measure: Measure::MsgsPerS, label: "the others' M msg/s", scale: Scale::Mega },
+                Panel { measure: Measure::SlowMsgsPerS, label: "the slow one's M msg/s", scale: Scale::Mega },
+            ],
+            ..rate_only(Title::AfterFamily(
+                "the other subscribers' messages per second, beside the slow one's",
+            ))
+        },
+        figures,
+    )
+};
 
 /// Every subscriber's counts agree with the publisher's; the figure is the slowest of the others'
 /// rate (a lossy one's with its loss and their spread), the slowest slow one's beside it.

@@ -2,7 +2,7 @@
 
 use super::shows::{Scaling, Shows};
 use crate::matrix::Case;
-use crate::results::{Figure, Figures, RoleReport};
+use crate::results::{Figure, Figures, Names, RoleReport};
 use ipcbench_api::Requests;
 
 use super::checks::Broken;
@@ -29,6 +29,9 @@ pub struct Spec {
     pub figures: fn(&Case, &[RoleReport], Requests) -> Result<Figures, Broken>,
     /// Whether its figures include what the trial cost (cores busy, CPU per message, memory).
     pub costed: bool,
+    /// The names its results file gives the figures whose slot means something of its own here
+    /// (the others' rate beside a slow subscriber's): none for most.
+    pub names: Names,
 }
 
 impl Spec {
@@ -49,6 +52,7 @@ impl Spec {
             scaling: None,
             figures,
             costed: true,
+            names: &[],
         }
     }
 

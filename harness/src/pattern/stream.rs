@@ -49,6 +49,7 @@ pub const ROUND_TRIP: Spec = Spec {
     scaling: None,
     figures: round_trip,
     costed: true,
+    names: &[],
 };
 
 /// Every message the sender sent arrived; the figure is the receiver's rate over the window.

@@ -165,3 +165,93 @@ fn titles_and_axes_agree() {
         }
     }
 }
+
+/// Each name a pattern gives a figure is a slot of `Figures` that no other figure's name is,
+/// and reads back into that slot (as the figure a spread is about too, where it ranks).
+#[test]
+fn each_named_figure_reads_back_into_its_slot() {
+    use serde_json::json;
+    let slots: Vec<&str> =
+        std::iter::once("msgs_per_s").chain(Figures::default().optional().map(|(k, _)| k)).collect();
+    let mut named = 0;
+    for pattern in Pattern::ALL {
+        for &(slot, name) in spec(pattern).names {
+            assert!(slots.contains(&slot), "{pattern}: {slot} is no figure");
+            assert!(!slots.contains(&name), "{pattern}: {name} is another figure's name");
+            let mut file = json!({ "msgs_per_s": 1.0 });
+            file.as_object_mut().unwrap().remove(slot);
+            file[name] = json!(5.0);
+            let f: Figures = serde_json::from_value(file).unwrap_or_else(|e| panic!("{pattern} {name}: {e}"));
+            let read = if slot == "msgs_per_s" {
+                Some(f.msgs_per_s)
+            } else {
+                f.optional().into_iter().find(|(k, _)| *k == slot).and_then(|(_, v)| v)
+            };
+            assert_eq!(read, Some(5.0), "{pattern}: {name} reads into {slot}");
+            let ranked = serde_json::to_value(crate::results::Figure::MsgsPerS).unwrap() == json!(slot)
+                || serde_json::to_value(crate::results::Figure::P50Ns).unwrap() == json!(slot);
+            if ranked {
+                let figure: crate::results::Figure = serde_json::from_value(json!(name)).unwrap();
+                assert_eq!(serde_json::to_value(figure).unwrap(), json!(slot), "{pattern}: {name}");
+            }
+            named += 1;
+        }
+    }
+    assert!(named >= 5, "the slow subscriber's and the pairs' names: {named}");
+}
+
+/// The committed results files, written again as a run writes them: every result of a pattern
+/// that names its figures has them under those names alone (its medians, each run's, each other
+/// state's, its spread's figure), and the file reads back into what it was read from.
+#[test]
+fn committed_results_written_again_name_their_figures_and_read_back_the_same() {
+    use crate::results::{load, named_as_results};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut renamed = 0;
+    for entry in std::fs::read_dir(root.join("../results")).unwrap().flatten() {
+        let path = entry.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        if !name.starts_with("run-") || !named_as_results(&path) {
+            continue;
+        }
+        let doc = load(&path).unwrap();
+        let again = std::env::temp_dir().join(format!("ipcbench-named-{}-{name}", std::process::id()));
+        crate::results::write_atomically(&doc, &again, |p| spec(p).names).unwrap();
+        let text = crate::results::read_text(&again).unwrap();
+        let back = load(&again).unwrap();
+        let _ = std::fs::remove_file(&again);
+        assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&doc).unwrap(), "{name}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for (r, j) in doc.results.iter().zip(json["results"].as_array().unwrap()) {
+            let names = spec(r.pattern).names;
+            if names.is_empty() || r.median.is_none() {
+                continue;
+            }
+            let mut sets = vec![&j["median"]];
+            for m in j["modes"].as_array().unwrap() {
+                sets.push(&m["median"]);
+                sets.extend(m["runs"].as_array().unwrap().iter().map(|run| &run["figures"]));
+            }
+            if let Some(others) = j.pointer("/host_state/others").and_then(|o| o.as_array()) {
+                sets.extend(others.iter().map(|o| &o["median"]));
+            }
+            for set in sets.into_iter().filter(|s| !s.is_null()) {
+                for &(slot, named) in names {
+                    assert!(set.get(slot).is_none(), "{name} {} {}: {slot} unnamed", r.case, r.library);
+                    if slot == "msgs_per_s" {
+                        assert!(set.get(named).is_some(), "{name} {} {}: no {named}", r.case, r.library);
+                    }
+                }
+            }
+            if let Some(figure) = j.pointer("/spread/figure") {
+                assert!(
+                    !names.iter().any(|(slot, _)| figure == slot),
+                    "{name} {}: the spread's figure",
+                    r.case
+                );
+            }
+            renamed += 1;
+        }
+    }
+    assert!(renamed > 0, "the committed runs hold slow-subscriber and pairs results");
+}

@@ -8,9 +8,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Figures {
     /// Messages per second one way; round trips (calls) per second for round trips and services;
-    /// the slowest subscriber's for a broadcast; all consumers' or clients' together.
+    /// the slowest subscriber's for a broadcast; all consumers' or clients' together. Where a
+    /// pattern's rate is something of its own, the results file names it so (`Names`): the other
+    /// subscribers' beside a slow one, every pair's together; read back here.
+    #[serde(alias = "others_msgs_per_s", alias = "total_msgs_per_s")]
     pub msgs_per_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The p50 round trip; a pairs case's worst pair's (`worst_p50_ns` in the file).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "worst_p50_ns")]
     pub p50_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<f64>,
@@ -39,22 +43,24 @@ pub struct Figures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_p50_ns: Option<f64>,
     /// A lossy broadcast: the share of the measured window's messages lost by the subscriber
-    /// whose rate is the figure (the slowest); each subscriber's own loss is in its report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// whose rate is the figure (the slowest); each subscriber's own loss is in its report. A slow
+    /// subscriber's case: the others' (`others_lost_share` in the file).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "others_lost_share")]
     pub lost_share: Option<f64>,
     /// A lossy broadcast to several subscribers: how much slower the slowest (not slow)
     /// subscriber was than the fastest, as a share of the fastest's rate (a lossless one's
-    /// subscribers all receive every message).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// subscribers all receive every message). A slow subscriber's case: the others' spread
+    /// (`others_spread` in the file).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "others_spread")]
     pub subscribers_spread: Option<f64>,
     /// A slow-subscriber case: the slowest slow subscriber's rate, and (lossy) its share lost;
-    /// `msgs_per_s` and `lost_share` are then the other subscribers'.
+    /// `msgs_per_s` and `lost_share` are then the other subscribers' (named so in the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_msgs_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_lost_share: Option<f64>,
     /// A pairs case: the rate of its slowest pair (`msgs_per_s` is every pair's together, and
-    /// `p50_ns` this pair's round trip).
+    /// `p50_ns` this pair's round trip: `total_msgs_per_s` and `worst_p50_ns` in the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_msgs_per_s: Option<f64>,
     /// Cores busy: the CPU seconds per second of every role's process, added up.
@@ -67,6 +73,11 @@ pub struct Figures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_bytes: Option<f64>,
 }
+
+/// A pattern's own names for the figures whose slot in `Figures` means something of its own
+/// there (a slow subscriber's case: the others' rate), as its spec lists them: (the slot's key,
+/// the name the results file gives it). Each name is read back into its slot (its alias above).
+pub type Names = &'static [(&'static str, &'static str)];
 
 /// How many optional figures a `Figures` has: all but the rate.
 pub const OPTIONAL: usize = 19;
@@ -129,8 +140,10 @@ impl Figures {
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     /// Messages (or calls) per second: higher is better.
+    #[serde(alias = "others_msgs_per_s", alias = "total_msgs_per_s")]
     MsgsPerS,
     /// The median round trip: lower is better.
+    #[serde(alias = "worst_p50_ns")]
     P50Ns,
 }
 

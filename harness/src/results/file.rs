@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::{Document, SCHEMA_VERSION};
+use super::{Document, Names, SCHEMA_VERSION};
+use crate::matrix::Pattern;
 
 /// The most of a file `load` reads: ten times the largest results file a default run and sweep
 /// write here (9 MB and 4.5 MB), and far less than would exhaust memory.
@@ -137,12 +138,13 @@ fn kind(meta: &fs::Metadata) -> &'static str {
 /// whole file: write a sibling of this process's own, flush it to disk, rename it over, flush
 /// the folder. When it cannot (the folder is full), the file stays as it was, the sibling is
 /// removed, and the error names the folder and its free space. A `.json.gz` is written
-/// compressed (a resumed run's file stays as it was kept).
-pub fn write_atomically(doc: &Document, path: &Path) -> Result<()> {
+/// compressed (a resumed run's file stays as it was kept). Each result's figures are written
+/// under the names `names` gives its pattern (`named`).
+pub fn write_atomically(doc: &Document, path: &Path, names: impl Fn(Pattern) -> Names) -> Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
     let tmp = folder(path).join(format!("{name}.tmp{}", std::process::id()));
     // Compact: a full run's file is a third smaller than indented, and `jq .` indents it.
-    let mut text = serde_json::to_vec(doc)?;
+    let mut text = serde_json::to_vec(&super::named::to_value(doc, names)?)?;
     text.push(b'\n');
     if gzipped(path) {
         let mut packed = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -303,7 +305,7 @@ mod tests {
         let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-2026-12-02T16-28-14Z.json");
         let doc = load(&data).unwrap();
         let packed = dir.join("run-p.json.gz");
-        write_atomically(&doc, &packed).unwrap();
+        write_atomically(&doc, &packed, |_| &[]).unwrap();
         let bytes = fs::read(&packed).unwrap();
         assert_eq!(bytes[..2], [0x1f, 0x8b], "not gzip's magic");
         assert!(bytes.len() < fs::metadata(&data).unwrap().len() as usize / 2, "{} bytes", bytes.len());
@@ -333,7 +335,7 @@ mod tests {
         r.params = Some(serde_json::from_str(r#"{"shape":"broadcast","lossy":false}"#).unwrap());
         let case = r.case.clone();
         let bad = dir.join("run-bad.json");
-        write_atomically(&doc, &bad).unwrap();
+        write_atomically(&doc, &bad, |_| &[]).unwrap();
         let e = load(&bad).unwrap_err().to_string();
         assert!(e.contains(&format!("is corrupt: case {case}: its params have no subscribers")), "{e}");
         let _ = fs::remove_dir_all(&dir);

@@ -16,12 +16,13 @@ mod failure;
 mod figures;
 mod file;
 mod host;
+mod named;
 mod params;
 mod settings;
 mod text;
 
 pub use failure::Failure;
-pub use figures::{Figure, Figures, Measure, Spread};
+pub use figures::{Figure, Figures, Measure, Names, Spread};
 pub use file::{
     Lock, load, named_as_results, read_text, remove_partial_copies, reserve, stem, write_atomically,
 };

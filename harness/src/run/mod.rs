@@ -107,9 +107,10 @@ struct Sitting<'s> {
     stop: bool,
 }
 
-/// The results file rewritten whole, atomically; a failure says how to go on.
+/// The results file rewritten whole, atomically, each result's figures under its pattern's
+/// names; a failure says how to go on.
 pub(crate) fn write(doc: &Document, path: &Path) -> Result<()> {
-    results::write_atomically(doc, path).with_context(|| {
+    results::write_atomically(doc, path, |p| crate::pattern::spec(p).names).with_context(|| {
         format!("the run stopped; once there is room, `ipcbench run --resume {}` goes on", path.display())
     })
 }

@@ -222,7 +222,7 @@ fn a_resume_keeps_what_was_done_and_runs_the_rest() {
     let done = result(&doc, "stream/16B", "shm-ring").clone();
     doc.results.iter_mut().filter(|r| r.case == "stream/1KiB").for_each(|r| r.status = Status::Interrupted);
     doc.status = RunStatus::Interrupted;
-    results::write_atomically(&doc, &path).unwrap();
+    super::write(&doc, &path).unwrap();
     let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let measure = Line::try_parse_from(["run"]).unwrap().measure;
     let (opts, resume) = measure.resume(path.clone()).unwrap();

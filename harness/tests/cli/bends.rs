@@ -95,12 +95,12 @@ fn fan_out_slow_subscriber_pairs_and_latency_to_many() {
         for n in [1, 2, 4] {
             let case = format!("pairs/{n}/stream/16B");
             let (total, worst) =
-                (figure(&doc, &case, lib, "msgs_per_s"), figure(&doc, &case, lib, "worst_msgs_per_s"));
+                (figure(&doc, &case, lib, "total_msgs_per_s"), figure(&doc, &case, lib, "worst_msgs_per_s"));
             // The total is every pair's rate added up, so at least n times the worst pair's.
             assert!(worst > 0.0 && total >= worst * n as f64 * 0.999, "{case} {lib}: {total} {worst}");
             assert_eq!(results_of(&doc, &case, lib)["processes"], 2 * n);
         }
-        assert!(figure(&doc, "pairs/2/stream-rtt/16B", lib, "p50_ns") > 0.0);
+        assert!(figure(&doc, "pairs/2/stream-rtt/16B", lib, "worst_p50_ns") > 0.0);
     }
     // The report draws each group against its count, and has the families' sections.
     let report = std::fs::read_to_string(the_json_path(&t.out).with_extension("").join("report.md")).unwrap();
@@ -147,14 +147,14 @@ fn a_slow_subscriber_holds_back_a_lossless_broadcast_and_loses_alone_in_a_lossy_
         let case = "broadcast/lossless/4sub-1slow/16B";
         if !is_a_held_back_publisher(results_of(&doc, case, lib)) {
             let (others, slow) =
-                (figure(&doc, case, lib, "msgs_per_s"), figure(&doc, case, lib, "slow_msgs_per_s"));
+                (figure(&doc, case, lib, "others_msgs_per_s"), figure(&doc, case, lib, "slow_msgs_per_s"));
             // Every subscriber gets every message and the queues are full from the warm-up, so
             // the publisher sends no faster than the slow one takes them (a window's edges aside).
             assert!(others <= PACE * 1.25 && slow <= PACE * 1.25, "{case} {lib}: {others} {slow}");
         }
         let case = "broadcast/lossy/4sub-1slow/16B";
         let (lost, slow_lost) =
-            (figure(&doc, case, lib, "lost_share"), figure(&doc, case, lib, "slow_lost_share"));
+            (figure(&doc, case, lib, "others_lost_share"), figure(&doc, case, lib, "slow_lost_share"));
         assert!(slow_lost > lost, "{case} {lib}: the slow one lost {slow_lost}, the others {lost}");
         assert!(figure(&doc, case, lib, "slow_msgs_per_s") <= PACE * 1.25, "{case} {lib}");
         // Only the slow subscriber was told to be slow.
