@@ -10,8 +10,8 @@ use std::cmp::Reverse;
 use ipcbench_api::{Kind, RecvMode, Shape, Transfer};
 
 use super::View;
+use super::chart::Place;
 use super::faq::name;
-use super::plot::Place;
 use crate::analysis::{level, median_goodness, standings};
 use crate::format::{bandwidth, bytes, cores, nanos, rate};
 use crate::matrix::{Case, Pattern, size_label};

@@ -8,10 +8,10 @@
 use anyhow::{Context, Result};
 
 use super::View;
+use super::chart::Chart;
 use super::families::{self, FamilyTable};
 use super::model::{self, Cell, Mark, Table};
 use super::page::{Block, Format, Page, Section};
-use super::plot::Chart;
 use super::{cost, floor, tables};
 use crate::analysis::Rank;
 use crate::format::whole_percent;

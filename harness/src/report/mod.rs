@@ -8,14 +8,15 @@
 //! `model` holds the cells and marks; `families` builds each family's table, `summary` the
 //! summary table, `first` the first look's sentences, `claims` the versions and the comparison
 //! page's claims beside the run's, `faq` the answers, `tables` the buffers and machines tables, `floor` each
-//! latency figure's multiple of its machine's floor, `charts`, `scatter`, `sizes` and
-//! `spectrum` the charts (`timeline` the host's probes across a run), `csv` the medians file.
+//! latency figure's multiple of its machine's floor, `sizes`, `loans`, `scaling` and `ab` the
+//! sections' data beside their tables, `chart` every chart (each kind behind one trait), `csv`
+//! the medians file.
 //! `page` puts them in sections once, as data; `markdown`, `html` and `terminal` are the
 //! formats that page is rendered in (`terminal` also what a run prints: its lines, its closing
 //! tables, `ipcbench list`); `readme` writes a README's marked blocks as the page's sections.
 
 pub mod ab;
-mod charts;
+mod chart;
 mod claims;
 mod cost;
 mod csv;
@@ -28,16 +29,12 @@ mod loans;
 pub mod markdown;
 pub mod model;
 mod page;
-mod plot;
 pub mod readme;
 mod scaling;
-mod scatter;
 mod sizes;
-mod spectrum;
 mod summary;
 mod tables;
 pub mod terminal;
-mod timeline;
 
 use std::path::{Path, PathBuf};
 
@@ -129,8 +126,9 @@ pub fn build(sources: &[Source], out: &Path, versus: &[String], subject: &Subjec
     let questions = faq::answers(&view, &pairs, subject)?;
     std::fs::create_dir_all(out.join("charts")).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();
-    let mut charts = charts::draw_all(&view, &out.join("charts"))?;
-    charts.extend(spectrum::draw(&view, &out.join("charts"), &out.join("hgrm"), &mut written)?);
+    let (charts_dir, hgrm) = (out.join("charts"), out.join("hgrm"));
+    let charts =
+        chart::draw_all(&view, &mut chart::Out { charts: &charts_dir, hgrm: &hgrm, written: &mut written })?;
     let mut write = |name: &str, text: String| -> Result<()> {
         let path = out.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

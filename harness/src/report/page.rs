@@ -7,12 +7,12 @@
 use anyhow::Result;
 
 use super::View;
+use super::chart::{Chart, Place, SPECTRA};
 use super::families::{self, FamilyTable};
 use super::faq::{Answer, Questions};
 use super::first::{self, Sentence};
 use super::model::{self, Table};
-use super::plot::{Chart, Place};
-use super::{ab, claims, cost, floor, loans, scaling, sizes, spectrum, summary, tables};
+use super::{ab, claims, cost, floor, loans, scaling, sizes, summary, tables};
 use crate::pattern::Family;
 use crate::results::LibraryRecord;
 
@@ -150,7 +150,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
             blocks.extend([Block::Note(scaling::SCALING.into()), at(Place::Scaling(f))]);
         }
         if charts.iter().any(|c| c.place == Place::Spectrum(f)) {
-            blocks.extend([Block::Note(spectrum::SPECTRA.into()), at(Place::Spectrum(f))]);
+            blocks.extend([Block::Note(SPECTRA.into()), at(Place::Spectrum(f))]);
         }
         sections.push(section(f.anchor(), f.title(), blocks));
     }
@@ -167,7 +167,7 @@ pub fn page(view: &View, charts: &[Chart], questions: Questions) -> Page {
         let mut blocks =
             vec![at(Place::Family(f)), Block::Table(t), Block::Method(Family::Loans.method(&[])), reasons];
         if charts.iter().any(|c| c.place == Place::Spectrum(f)) {
-            blocks.extend([Block::Note(spectrum::SPECTRA.into()), at(Place::Spectrum(f))]);
+            blocks.extend([Block::Note(SPECTRA.into()), at(Place::Spectrum(f))]);
         }
         sections.push(section(f.anchor(), f.title(), blocks));
     }

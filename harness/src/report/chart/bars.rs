@@ -4,8 +4,7 @@
 //! lossy broadcast's share lost and a service's p50 call in a panel of their own under the rates;
 //! the machine's floors (`floor`) as lines across the round-trip, latency and call panels and as
 //! a dash over each stream case (its copy floor). Cases go on in rows where one row would be
-//! wider than a README shows. Then the receive modes side by side per library, and (`scatter`)
-//! each library's rate against its CPU per message.
+//! wider than a README shows. Then the receive modes side by side per library.
 
 use std::ops::Range;
 use std::path::Path;
@@ -16,16 +15,16 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::View;
-use super::plot::{
-    Chart, DrawResult, MAX_W, Marker, Place, SANS, Style, column_style, font, heading, heading_height,
-    log_axis, mark, mode_color, number_tick, text_width, time_tick,
+use super::pieces::{
+    Chart, DrawResult, MAX_W, Marker, Place, SANS, Style, heading, heading_height, log_axis, mark,
+    mode_color, number_tick, text_width, time_tick,
 };
-use super::{cost, floor};
+use super::{Drawing, Out, column_style};
 use crate::analysis;
 use crate::pattern::Family;
 use crate::pattern::Gathered;
 use crate::pattern::shows::{Scale, Title};
+use crate::report::{View, cost, floor};
 use crate::results::{CaseResult, Figure, Figures, Status};
 use ipcbench_api::RecvMode;
 
@@ -205,8 +204,17 @@ fn modes_spec(view: &View) -> Option<Spec> {
     })
 }
 
-pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
-    font();
+/// A chart per family of the view (`<family>.svg` and `.png`: every library's bars side by side
+/// per case), then the receive modes' (`modes`).
+pub struct Bars;
+
+impl Drawing for Bars {
+    fn draw(&self, view: &View, out: &mut Out) -> Result<Vec<Chart>> {
+        draw_all(view, out.charts)
+    }
+}
+
+fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     let mut specs: Vec<(String, Place, Spec)> = groups(view)
         .into_iter()
         .filter_map(|(family, cases)| {
@@ -222,16 +230,9 @@ pub fn draw_all(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         let png = dir.join(format!("{name}.png"));
         draw(SVGBackend::new(&svg, (w, h)).into_drawing_area(), &spec)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-        super::plot::png(&png, (w, h), |root| draw(root, &spec))?;
+        super::pieces::png(&png, (w, h), |root| draw(root, &spec))?;
         charts.push(Chart { name, title: spec.title, place });
     }
-    charts.extend(super::scatter::draw(view, dir)?);
-    charts.extend(super::scatter::placing(view, dir)?);
-    charts.extend(super::sizes::draw(view, dir)?);
-    charts.extend(super::loans::draw(view, dir)?);
-    charts.extend(super::scaling::draw(view, dir)?);
-    charts.extend(super::timeline::draw(view, dir)?);
-    charts.extend(super::ab::draw(view, dir)?);
     Ok(charts)
 }
 
@@ -453,6 +454,7 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::super::pieces::font;
     use super::*;
 
     fn spec(cases: usize, series: usize, panels: usize) -> Spec {

@@ -13,14 +13,15 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
-use super::View;
-use super::plot::{
+use super::pieces::{
     Chart, DrawResult, Entry, Marker, Place, ROW, SANS, Stroke, heading, heading_height, legend, log_axis,
     log_span, narrow, nth, number_tick, text_width, time_tick,
 };
+use super::{Drawing, Out};
 use crate::format::whole_percent;
 use crate::pattern::Family;
 use crate::pattern::Gathered;
+use crate::report::View;
 use crate::results::Document;
 
 /// What the chart shows of one file.
@@ -82,8 +83,17 @@ fn line(doc: &Document) -> Option<Line> {
     })
 }
 
-/// `timeline.svg` and `.png` (then `timeline-2`, ... for further files).
-pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
+/// `timeline.svg` and `.png` (then `timeline-2`, ... for further files), for each file whose
+/// runs carry probes.
+pub struct Timeline;
+
+impl Drawing for Timeline {
+    fn draw(&self, view: &View, out: &mut Out) -> Result<Vec<Chart>> {
+        draw(view, out.charts)
+    }
+}
+
+fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
     let mut out = Vec::new();
     for l in view.sources.iter().filter_map(|s| line(&s.doc)) {
         let name = match out.len() {
@@ -94,7 +104,7 @@ pub fn draw(view: &View, dir: &Path) -> Result<Vec<Chart>> {
         let size = (1200, 560 + ROW as u32 * l.states.len() as u32);
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &l)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-        super::plot::png(&png, size, |root| plot(root, &l))?;
+        super::pieces::png(&png, size, |root| plot(root, &l))?;
         out.push(Chart { name, title: l.title, place: Place::Host });
     }
     Ok(out)

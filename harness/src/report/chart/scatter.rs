@@ -11,13 +11,13 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::View;
-use super::cost;
-use super::plot::{
-    Bounds, CONTROL, Chart, DrawResult, Place, SANS, Style, around, column_style, heading, heading_height,
-    log_axis, log_span, mark, number_tick, place_labels, text_width, time_tick,
+use super::pieces::{
+    Bounds, CONTROL, Chart, DrawResult, Place, SANS, Style, around, heading, heading_height, log_axis,
+    log_span, mark, number_tick, place_labels, text_width, time_tick,
 };
+use super::{Drawing, Out, column_style};
 use crate::matrix::Pattern;
+use crate::report::View;
 use crate::results::{Figures, Status};
 use ipcbench_api::{Kind, RecvMode};
 
@@ -93,14 +93,33 @@ fn write(
     let size = (1200, 780);
     plot(SVGBackend::new(&svg, size).into_drawing_area(), &words, &libs, &controls)
         .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    super::plot::png(&png, size, |root| plot(root, &words, &libs, &controls))?;
+    super::pieces::png(&png, size, |root| plot(root, &words, &libs, &controls))?;
     Ok(Some(Chart { name: words.name.into(), title: words.title, place }))
 }
 
-/// `cost.svg` and `cost.png`: the smallest stream's rate against its CPU time per message, or
-/// nothing when no result of the case recorded its cost.
-pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
-    let Some(case) = cost::focus(view, Pattern::Stream) else { return Ok(None) };
+/// `cost.svg` and `cost.png`: the smallest stream's rate against its CPU time per message,
+/// where a result of the case recorded its cost.
+pub struct Cost;
+
+impl Drawing for Cost {
+    fn draw(&self, view: &View, out: &mut Out) -> Result<Vec<Chart>> {
+        Ok(cost(view, out.charts)?.into_iter().collect())
+    }
+}
+
+/// `placing.svg` and `placing.png`: where each library stands, the smallest stream's rate
+/// against the smallest round trip's p50, where the view has both.
+pub struct Placing;
+
+impl Drawing for Placing {
+    fn draw(&self, view: &View, out: &mut Out) -> Result<Vec<Chart>> {
+        Ok(placing(view, out.charts)?.into_iter().collect())
+    }
+}
+
+/// The cost chart, or nothing when no result of the case recorded its cost.
+fn cost(view: &View, dir: &Path) -> Result<Option<Chart>> {
+    let Some(case) = crate::report::cost::focus(view, Pattern::Stream) else { return Ok(None) };
     let marks = libraries(view, |lib, s, mode| {
         let f = mode_figures(view, &case, lib, s, mode)?;
         Some((f.cpu_ns_per_msg? / 1e3, f.msgs_per_s / 1e6))
@@ -114,12 +133,12 @@ pub fn draw(view: &View, dir: &Path) -> Result<Option<Chart>> {
     write(dir, words, Place::Cost, marks)
 }
 
-/// `placing.svg` and `placing.png`: where each library stands, the smallest stream's rate
-/// against the smallest round trip's p50, each receive mode a mark; nothing without both.
-pub fn placing(view: &View, dir: &Path) -> Result<Option<Chart>> {
-    let (Some(stream), Some(rtt)) =
-        (cost::focus(view, Pattern::Stream), cost::focus(view, Pattern::StreamRtt))
-    else {
+/// The placing chart, each receive mode a mark; nothing without both cases.
+fn placing(view: &View, dir: &Path) -> Result<Option<Chart>> {
+    let (Some(stream), Some(rtt)) = (
+        crate::report::cost::focus(view, Pattern::Stream),
+        crate::report::cost::focus(view, Pattern::StreamRtt),
+    ) else {
         return Ok(None);
     };
     let marks = libraries(view, |lib, s, mode| {

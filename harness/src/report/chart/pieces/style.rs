@@ -2,13 +2,9 @@
 //! from its place in the registry, so that two libraries on one chart differ in colour and,
 //! where their colours are nearest, in shape too. The control is black with a cross.
 
-use std::sync::OnceLock;
-
 use ipcbench_api::Kind;
 use plotters::element::ComposedElement;
 use plotters::prelude::*;
-
-use crate::report::View;
 
 /// A point's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,29 +68,6 @@ pub fn nth(at: usize) -> Style {
 /// A library's style from its place and kind.
 pub fn placed(at: usize, kind: Option<Kind>) -> Style {
     if kind == Some(Kind::Control) { CONTROL } else { nth(at) }
-}
-
-/// The registry's ids, asked once.
-fn registry() -> &'static [&'static str] {
-    static IDS: OnceLock<Vec<&'static str>> = OnceLock::new();
-    IDS.get_or_init(crate::registry::ids)
-}
-
-/// A library's style: its place in the registry's order, or after it, by its place in the view.
-pub fn style(view: &View, lib: &str) -> Style {
-    let ids = registry();
-    let at = ids
-        .iter()
-        .position(|id| *id == lib)
-        .unwrap_or_else(|| ids.len() + view.libraries.iter().position(|l| l == lib).unwrap_or(0));
-    placed(at, view.kind(lib))
-}
-
-/// A column's style: its library's, lighter for each further machine.
-pub fn column_style(view: &View, (lib, source): &(String, usize)) -> Style {
-    let base = style(view, lib);
-    let mix = |c: u8| (c as f64 + (255.0 - c as f64) * (*source as f64 * 0.45).min(0.8)) as u8;
-    Style { color: RGBColor(mix(base.color.0), mix(base.color.1), mix(base.color.2)), ..base }
 }
 
 /// The corners of a regular shape of `n` sides, `scale` radii out, the first at `start` degrees

@@ -11,15 +11,16 @@ use hdrhistogram::Histogram;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::View;
-use super::plot::{
-    Chart, DrawResult, Entry, Place, SANS, Stroke, Style, column_style, heading, heading_height, legend,
-    legend_width, log_axis, mark, time_tick,
+use super::pieces::{
+    Chart, DrawResult, Entry, Place, SANS, Stroke, Style, heading, heading_height, legend, legend_width,
+    log_axis, mark, time_tick,
 };
+use super::{Drawing, Out, column_style};
 use crate::histogram;
 use crate::pattern::Family;
 use crate::pattern::Gathered;
 use crate::pattern::spec;
+use crate::report::View;
 use crate::results::{CaseResult, Status};
 
 /// What the report says of the spectra.
@@ -65,8 +66,16 @@ fn slug(text: &str) -> String {
 }
 
 /// The spectrum charts (`spectrum-<case>.svg` and `.png`) and the `.hgrm` files (under
-/// `hgrm/<case>/`); returns the charts, and adds the `.hgrm` files to `written`.
-pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>) -> Result<Vec<Chart>> {
+/// `hgrm/<case>/`, added to what the report wrote).
+pub struct Spectra;
+
+impl Drawing for Spectra {
+    fn draw(&self, view: &View, out: &mut Out) -> Result<Vec<Chart>> {
+        draw(view, out.charts, out.hgrm, out.written)
+    }
+}
+
+fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
     for case in &view.cases {
         let Some(pattern) = view.pattern(case) else { continue };
@@ -91,7 +100,7 @@ pub fn draw(view: &View, dir: &Path, hgrm_dir: &Path, written: &mut Vec<PathBuf>
         let size = (PLOT_W + 20 + legend_width(&entries).clamp(160, 560) as u32, 660);
         plot(SVGBackend::new(&svg, size).into_drawing_area(), &title, &lines)
             .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-        super::plot::png(&png, size, |root| plot(root, &title, &lines))?;
+        super::pieces::png(&png, size, |root| plot(root, &title, &lines))?;
         let family = Family::of(view.gathered(case).unwrap_or(Gathered::Pattern(pattern)));
         charts.push(Chart { name, title, place: Place::Spectrum(family) });
     }

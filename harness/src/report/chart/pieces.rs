@@ -1,8 +1,8 @@
-//! What every chart shares: the compiled-in font, each library's colour and marker (`style`),
-//! a chart's file names and the place the report shows it, the widest a chart may be, the axes'
-//! ticks (`ticks`), legends beside the data and labels placed apart (`layout`), lines on log
-//! axes and their small multiples (`multiples`). The charts' modules (`charts`, `scatter`,
-//! `sizes`, `scaling`, `spectrum`, `timeline`, `ab`) draw on this, and none of them on another's.
+//! What every chart shares, and nothing above it: the compiled-in font, each library's colour
+//! and marker by its place (`style`), a chart's file names and the place the report shows it,
+//! the widest a chart may be, the axes' ticks (`ticks`), legends beside the data and labels
+//! placed apart (`layout`), lines on log axes and their small multiples (`multiples`). The
+//! charts (`chart::*`) draw on these; these read no view, no result and no other chart.
 
 mod layout;
 pub mod multiples;
@@ -24,7 +24,7 @@ pub use layout::{
     Bounds, Entry, ROW, Stroke, around, heading, heading_height, legend, legend_width, place_labels, runs,
     text_width,
 };
-pub use style::{CONTROL, Marker, Style, column_style, mark, nth};
+pub use style::{CONTROL, Marker, Style, mark, nth, placed};
 use ticks::log_ticks;
 pub use ticks::{narrow, number_tick, time_tick};
 
