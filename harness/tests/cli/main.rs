@@ -34,18 +34,66 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A test that starts role processes: it runs alone, has a results folder of its own, and ends
-/// by checking that its run left nothing behind.
+/// A test that starts role processes: it runs alone (or beside the others, `beside`), has a
+/// results folder of its own, and ends by checking that its run left nothing behind.
 struct RunTest {
-    _alone: std::sync::MutexGuard<'static, ()>,
+    _alone: Option<std::sync::MutexGuard<'static, ()>>,
     shm_before: Vec<String>,
     out: PathBuf,
+    /// A run made `beside`: its own temporary folder.
+    tmp: PathBuf,
 }
 
 impl RunTest {
     fn new(name: &str) -> RunTest {
         let alone = serial();
-        RunTest { _alone: alone, shm_before: shm_entries(), out: out_dir(name) }
+        RunTest {
+            _alone: Some(alone),
+            shm_before: shm_entries(),
+            out: out_dir(name),
+            tmp: std::env::temp_dir(),
+        }
+    }
+
+    /// A test whose run mostly waits (a role stopped, and the deadline that finds it): it runs
+    /// beside the others, its driver with a /dev/shm and a temporary folder of its own (`beside`),
+    /// so that no run sees another's segments, directories or lock.
+    fn beside(name: &str) -> RunTest {
+        // Short: a library's socket paths lie under it (a Unix socket's path has 107 bytes).
+        static TESTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = TESTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = std::env::temp_dir().join(format!("ipcbt{}-{n}", std::process::id()));
+        RunTest { _alone: None, shm_before: Vec::new(), out: out_dir(name), tmp }
+    }
+
+    /// `ipcbench <args> --out <its folder>` in a mount namespace of its own, with a tmpfs as its
+    /// /dev/shm and its own TMPDIR: its pid, its output (standard error; standard output holds
+    /// what its /dev/shm held when it ended) and its results. Run it with a test made `beside`.
+    fn run_beside(&self, args: &[&str]) -> (u32, Output, Value) {
+        let tmp = &self.tmp;
+        std::fs::create_dir_all(tmp).unwrap();
+        let script = "mount -t tmpfs -o size=1g none /dev/shm || exit 99
+            \"$0\" \"$@\" >/dev/null & pid=$!; echo \"driver $pid\"; wait $pid; rc=$?
+            echo left; ls -A /dev/shm; exit $rc";
+        let mut c = in_private_mounts(script, Path::new(BIN), args);
+        c.arg("--out").arg(&self.out).env("TMPDIR", tmp).env("IPCBENCH_VERIFY", "full");
+        let output = c.output().unwrap();
+        let said = String::from_utf8_lossy(&output.stdout).into_owned();
+        let pid = said.lines().find_map(|l| l.strip_prefix("driver ")).and_then(|p| p.parse().ok());
+        let pid = pid.unwrap_or_else(|| panic!("no driver started: {said}"));
+        (pid, output, the_json(&self.out))
+    }
+
+    /// A run made `beside` left no process, directory or POSIX queue, and nothing in its own
+    /// /dev/shm (`output`'s standard output).
+    fn nothing_left_beside(self, driver_pid: u32, output: &Output) {
+        let said = String::from_utf8_lossy(&output.stdout);
+        let left: Vec<&str> = said.lines().skip_while(|l| *l != "left").skip(1).collect();
+        assert!(said.lines().any(|l| l == "left"), "the run's /dev/shm was not listed: {said}");
+        assert!(left.is_empty(), "/dev/shm gained {left:?}");
+        no_process_directory_or_queue(driver_pid, &self.tmp);
+        let _ = std::fs::remove_dir_all(&self.tmp);
+        let _ = std::fs::remove_dir_all(&self.out);
     }
 
     fn out(&self) -> &str {
@@ -134,16 +182,22 @@ fn children_of_run(driver_pid: u32) -> Vec<String> {
 }
 
 fn assert_nothing_left(driver_pid: u32, shm_before: &[String]) {
+    no_process_directory_or_queue(driver_pid, &std::env::temp_dir());
+    let after = shm_entries();
+    let new: Vec<&String> = after.iter().filter(|e| !shm_before.contains(e)).collect();
+    assert!(new.is_empty(), "/dev/shm gained {new:?}");
+}
+
+/// The run of the driver with this pid (its temporary folder `tmp`) left no child process, no
+/// run directory and no POSIX queue.
+fn no_process_directory_or_queue(driver_pid: u32, tmp: &Path) {
     assert!(
         children_of_run(driver_pid).is_empty(),
         "children outlived the run: {:?}",
         children_of_run(driver_pid)
     );
-    let run_dir = std::env::temp_dir().join(format!("ipcb{driver_pid}"));
+    let run_dir = tmp.join(format!("ipcb{driver_pid}"));
     assert!(!run_dir.exists(), "{} outlived the run", run_dir.display());
-    let after = shm_entries();
-    let new: Vec<&String> = after.iter().filter(|e| !shm_before.contains(e)).collect();
-    assert!(new.is_empty(), "/dev/shm gained {new:?}");
     // POSIX queues: every queue of the run, whatever its name, where the queues can be listed.
     let tag = format!("ipcb{driver_pid}t");
     match posix_queues() {
