@@ -107,6 +107,13 @@ impl Case {
         }
     }
 
+    /// The channels its trial holds, each under a name and a directory of its own
+    /// (`role::channel`): a pairs case's one per pair; none where the trial's own name is its
+    /// channel.
+    pub fn channels(&self) -> Option<usize> {
+        self.pairs
+    }
+
     /// Whether subscriber `index` of this case is one of its slow ones (the last `slow`).
     pub fn is_slow(&self, index: usize) -> bool {
         match self.shape {

@@ -14,7 +14,7 @@ pub mod taken;
 pub mod transfer;
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -182,32 +182,16 @@ pub fn lead<E>(
     body: impl FnOnce(&mut E, Window, RoleReport) -> Result<RoleReport>,
 ) -> Result<()> {
     let Opened { mut endpoint, owner, buffer } = opened.context("set-up")?;
-    say("ready")?;
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
-    let start: u64 = line
-        .trim()
-        .strip_prefix("go ")
-        .and_then(|t| t.parse().ok())
-        .ok_or_else(|| anyhow!("expected `go <instant>` from the driver, got {line:?}"))?;
+    let window = ready(args)?;
     // The owner's handle ends the channel for everybody when dropped: keep it until every
     // driving role is done ("drain"), or the driver is gone (end of input).
     let control = std::thread::Builder::new()
         .name("control".into())
         .spawn(move || {
-            let mut line = String::new();
-            while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain"
-            {
-                line.clear();
-            }
+            until_drain();
             drop(owner);
         })
         .map_err(|e| anyhow!("starting the thread that waits for the driver's drain: {e}"))?;
-    let window = Window {
-        start,
-        measure_from: start + args.warmup.as_nanos() as u64,
-        end: start + (args.warmup + args.duration).as_nanos() as u64,
-    };
     let mut report = body(&mut endpoint, window, report_of(args))?;
     report.buffer = buffer.map(Into::into);
     // Read once the loop is done, while the endpoint is open: a library may map lazily.
@@ -219,9 +203,41 @@ pub fn lead<E>(
     Ok(())
 }
 
+/// Says the role is ready and reads the driver's start: the window every role measures.
+pub fn ready(args: &ChildArgs) -> Result<Window> {
+    say("ready")?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let start: u64 = line
+        .trim()
+        .strip_prefix("go ")
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| anyhow!("expected `go <instant>` from the driver, got {line:?}"))?;
+    Ok(Window {
+        start,
+        measure_from: start + args.warmup.as_nanos() as u64,
+        end: start + (args.warmup + args.duration).as_nanos() as u64,
+    })
+}
+
+/// Reads the driver's input until it says "drain" (every driving role is done) or ends.
+pub fn until_drain() {
+    let mut line = String::new();
+    while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "drain" {
+        line.clear();
+    }
+}
+
+/// Channel `i` of a trial that holds several (a pairs case's pair, a duplex case's way): its
+/// name and its directory, within the trial's (`name`, `dir`), so that what the driver removes
+/// of the trial's removes them too.
+pub fn channel(name: &str, dir: &Path, i: usize) -> (String, PathBuf) {
+    (format!("{name}-p{i}"), dir.join(format!("p{i}")))
+}
+
 /// The bytes of this process's shared mappings, from /proc/self/maps (`s` in the permissions):
 /// POSIX shared memory, memfds and shared file mappings. Libraries and heaps are private.
-fn shared_mapped_bytes() -> Option<u64> {
+pub fn shared_mapped_bytes() -> Option<u64> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let mut total = 0;
     for line in maps.lines() {

@@ -19,17 +19,7 @@ use crate::matrix::{Case, Pace, Role};
 use crate::registry;
 use crate::results::{Failure, RoleReport, RunRecord};
 use crate::role::connect::attempt_name;
-use crate::role::{ChildArgs, message};
-
-/// The name pair `i` of a pairs case opens its channels under.
-fn pair_name(trial: &str, i: usize) -> String {
-    format!("{trial}-p{i}")
-}
-
-/// Pair `i`'s directory, in the trial's (its sockets' paths: `dir::LONGEST_SOCKET_TAIL`).
-fn pair_dir(trial_dir: &Path, i: usize) -> std::path::PathBuf {
-    trial_dir.join(format!("p{i}"))
-}
+use crate::role::{self, ChildArgs, message};
 
 /// How a reason marks a process the kernel shows stopped.
 const STOPPED: &str = " (stopped: SIGSTOP or a debugger)";
@@ -90,8 +80,8 @@ enum Stage {
 impl Trial<'_> {
     pub fn run(&self) -> Result<RunRecord, TrialError> {
         let trial_dir = self.ctx.dir.join(format!("t{}", self.number));
-        let mut names = match self.case.pairs {
-            Some(n) => (0..n).map(|i| pair_name(&self.name(), i)).collect(),
+        let mut names = match self.case.channels() {
+            Some(n) => (0..n).map(|i| role::channel(&self.name(), trial_dir.as_path(), i).0).collect(),
             None => vec![self.name()],
         };
         if self.case.pace == Pace::Connect {
@@ -120,9 +110,9 @@ impl Trial<'_> {
     /// What the driver tells child `role` `index` of this trial.
     pub(super) fn child_args(&self, role: Role, index: usize, trial_dir: &Path) -> ChildArgs {
         let opts = self.ctx.opts;
-        // Each pair of a pairs case has a name and a directory of its own.
+        // Each pair of a pairs case has a name and a directory of its own (`role::channel`).
         let (name, dir) = match self.case.pairs {
-            Some(_) => (pair_name(&self.name(), index), pair_dir(trial_dir, index)),
+            Some(_) => role::channel(&self.name(), trial_dir, index),
             None => (self.name(), trial_dir.to_path_buf()),
         };
         let slow = role == Role::Subscriber && self.case.is_slow(index);
@@ -168,12 +158,12 @@ impl Trial<'_> {
         if self.case.pace == Pace::Connect {
             return self.connect_in(exe, trial_dir);
         }
-        for i in 0..self.case.pairs.unwrap_or(0) {
-            let dir = pair_dir(trial_dir, i);
+        for i in 0..self.case.channels().unwrap_or(0) {
+            let dir = role::channel(&self.name(), trial_dir, i).1;
             std::fs::create_dir(&dir).map_err(|e| {
                 TrialError::Failed(
                     Failure::Machine,
-                    format!("creating pair {i}'s directory {}: {e}", dir.display()),
+                    format!("creating channel {i}'s directory {}: {e}", dir.display()),
                 )
             })?;
         }
