@@ -34,10 +34,10 @@ pub enum Command {
     /// Every case by name, the libraries built in, and which patterns each has.
     List,
     /// Runs cases: names, globs such as 'stream/*', or sets (@page, @bends, @latency, @loans,
-    /// @all: `ipcbench list` says what each holds); none: @page, the comparison page's 30
-    /// cases. The open families take any size, count or rate: stream/4KiB, stream-rtt/24B,
+    /// @duplex, @all: `ipcbench list` says what each holds); none: @page, the comparison page's
+    /// 30 cases. The open families take any size, count or rate: stream/4KiB, stream-rtt/24B,
     /// broadcast/lossy/64sub/16B, broadcast/lossless/8sub-2slow/1KiB, pairs/3/stream-rtt/16B,
-    /// latency/300k/16B, fanout-latency/1k/8sub/16B.
+    /// duplex/4KiB, latency/300k/16B, fanout-latency/1k/8sub/16B.
     Run {
         cases: Vec<String>,
         /// Finishes the interrupted run of this results file: the cases done are kept, the rest

@@ -18,10 +18,12 @@ pub enum Role {
     Consumer,
     Client,
     Server,
+    /// A duplex case's: it sends to the other peer and receives from it at once.
+    Peer,
 }
 
 impl Role {
-    pub const ALL: [Role; 10] = [
+    pub const ALL: [Role; 11] = [
         Role::Sender,
         Role::Receiver,
         Role::Pinger,
@@ -32,6 +34,7 @@ impl Role {
         Role::Consumer,
         Role::Client,
         Role::Server,
+        Role::Peer,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +49,7 @@ impl Role {
             Role::Consumer => "consumer",
             Role::Client => "client",
             Role::Server => "server",
+            Role::Peer => "peer",
         }
     }
 
@@ -60,7 +64,10 @@ impl Role {
 
     /// The roles that drive a case: the driver says "drain" once all of them are done.
     pub fn is_driving(self) -> bool {
-        matches!(self, Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client)
+        matches!(
+            self,
+            Role::Sender | Role::Pinger | Role::Publisher | Role::Producer | Role::Client | Role::Peer
+        )
     }
 }
 
@@ -89,13 +96,16 @@ pub enum Pattern {
     /// Independent streams or round trips of one library side by side.
     #[serde(rename = "pairs")]
     Pairs,
+    /// Two peers each sending a stream to the other at once.
+    #[serde(rename = "duplex")]
+    Duplex,
     /// A lossless broadcast at a fixed rate: every subscriber's one-way latency.
     #[serde(rename = "fanout-latency")]
     FanoutLatency,
 }
 
 impl Pattern {
-    pub const ALL: [Pattern; 10] = [
+    pub const ALL: [Pattern; 11] = [
         Pattern::Stream,
         Pattern::StreamRtt,
         Pattern::Broadcast,
@@ -105,6 +115,7 @@ impl Pattern {
         Pattern::Connect,
         Pattern::SlowSubscriber,
         Pattern::Pairs,
+        Pattern::Duplex,
         Pattern::FanoutLatency,
     ];
 
@@ -119,6 +130,7 @@ impl Pattern {
             Pattern::Connect => "connect",
             Pattern::SlowSubscriber => "broadcast-slow",
             Pattern::Pairs => "pairs",
+            Pattern::Duplex => "duplex",
             Pattern::FanoutLatency => "fanout-latency",
         }
     }

@@ -25,6 +25,9 @@ pub struct Case {
     /// A slow-subscriber case: how many of its subscribers (the last ones) spend `--slow-work`
     /// on each message.
     pub slow: usize,
+    /// A duplex case: two peers each sending a stream to the other at once, a channel each way
+    /// (its shape is a round trip's: a channel each way, in one process each).
+    pub duplex: bool,
     /// Copied through the roles' buffers (every case of the matrix), or written and read in the
     /// library's memory (`loan/...`, a stream's or round trip's loan form).
     pub transfer: Transfer,
@@ -44,14 +47,24 @@ pub enum Pace {
 impl Case {
     /// A case of one shape and size, sent freely, one message a call.
     fn free(name: String, shape: Shape, size: usize) -> Case {
-        Case { name, shape, size, batch: 1, pace: Pace::Free, pairs: None, slow: 0, transfer: Transfer::Copy }
+        Case {
+            name,
+            shape,
+            size,
+            batch: 1,
+            pace: Pace::Free,
+            pairs: None,
+            slow: 0,
+            duplex: false,
+            transfer: Transfer::Copy,
+        }
     }
 
     /// Its loan form, `loan/<name>`: a stream or round trip whose ends write and read in the
     /// library's own memory. `None` for every other case (the loan mode is measured on streams
     /// and round trips alone).
     pub fn loaned(&self) -> Option<Case> {
-        let plain = self.batch == 1 && self.pace == Pace::Free && self.pairs.is_none();
+        let plain = self.batch == 1 && self.pace == Pace::Free && self.pairs.is_none() && !self.duplex;
         let one_to_one = matches!(self.shape, Shape::Stream | Shape::RoundTrip);
         (plain && one_to_one && self.transfer == Transfer::Copy).then(|| Case {
             name: format!("{LOAN_PREFIX}{}", self.name),
@@ -64,6 +77,9 @@ impl Case {
     pub fn pattern(&self) -> Pattern {
         if self.pairs.is_some() {
             return Pattern::Pairs;
+        }
+        if self.duplex {
+            return Pattern::Duplex;
         }
         if self.slow > 0 {
             return Pattern::SlowSubscriber;
@@ -93,6 +109,9 @@ impl Case {
         if let Some(n) = self.pairs {
             return (0..n).flat_map(|i| pair.map(|role| (role, i))).collect();
         }
+        if self.duplex {
+            return vec![(Role::Peer, 0), (Role::Peer, 1)];
+        }
         match self.shape {
             Shape::Stream | Shape::RoundTrip => pair.map(|role| (role, 0)).to_vec(),
             Shape::Broadcast { subscribers, .. } => {
@@ -108,10 +127,10 @@ impl Case {
     }
 
     /// The channels its trial holds, each under a name and a directory of its own
-    /// (`role::channel`): a pairs case's one per pair; none where the trial's own name is its
-    /// channel.
+    /// (`role::channel`): a pairs case's one per pair, a duplex case's one each way; none where
+    /// the trial's own name is its channel.
     pub fn channels(&self) -> Option<usize> {
-        self.pairs
+        if self.duplex { Some(2) } else { self.pairs }
     }
 
     /// Whether subscriber `index` of this case is one of its slow ones (the last `slow`).
@@ -220,6 +239,11 @@ fn slow_broadcast(lossy: bool, subscribers: usize, slow: usize, size: usize) -> 
 fn pairs(n: usize, round_trip: bool, size: usize) -> Case {
     let (what, shape) = if round_trip { ("stream-rtt", Shape::RoundTrip) } else { ("stream", Shape::Stream) };
     Case { pairs: Some(n), ..Case::free(format!("pairs/{n}/{what}/{}", size_label(size)), shape, size) }
+}
+
+/// `duplex/1KiB`.
+fn duplex(size: usize) -> Case {
+    Case { duplex: true, ..Case::free(format!("duplex/{}", size_label(size)), Shape::RoundTrip, size) }
 }
 
 /// `latency/100k/16B`.
@@ -390,7 +414,7 @@ pub fn parse_rate(text: &str) -> Result<u64> {
 
 /// A case of the open families by its name, at any size, count or rate: `stream/4KiB`,
 /// `broadcast/lossy/64sub/16B`, `broadcast/lossless/8sub-2slow/1KiB`, `pairs/3/stream-rtt/16B`,
-/// `latency/300k/16B`, `fanout-latency/1k/8sub/16B`. Only the canonical name is one (`4KiB`, not
+/// `duplex/4KiB`, `latency/300k/16B`, `fanout-latency/1k/8sub/16B`. Only the canonical name is one (`4KiB`, not
 /// `4096B`); a glob or a count out of bounds is none.
 pub fn named(name: &str) -> Option<Case> {
     if name.contains(['*', '?']) {
@@ -421,6 +445,7 @@ pub fn named(name: &str) -> Option<Case> {
         }
         ["pairs", n, "stream", s] => pairs(count(n, PAIRS_MOST)?, false, size(s)?),
         ["pairs", n, "stream-rtt", s] => pairs(count(n, PAIRS_MOST)?, true, size(s)?),
+        ["duplex", s] => duplex(size(s)?),
         ["latency", r, s] => latency(rate(r)?, timed(s)?),
         ["fanout-latency", r, n, s] => fanout_latency(rate(r)?, subscribers(n)?, timed(s)?),
         _ => return None,

@@ -118,6 +118,7 @@ fn a_sweep_names_streams_and_round_trips_of_any_size() {
             pace: Pace::Free,
             pairs: None,
             slow: 0,
+            duplex: false,
             transfer: Transfer::Copy,
         }
     );
@@ -150,6 +151,13 @@ fn the_open_families_take_any_count_by_name() {
         (2, Pattern::SlowSubscriber, Column::BroadcastLossless)
     );
     assert_eq!((0..8).filter(|&i| slow.is_slow(i)).collect::<Vec<_>>(), [6, 7]);
+    let d = named("duplex/4KiB").unwrap();
+    assert_eq!(
+        (d.duplex, d.shape, d.pattern(), d.channels()),
+        (true, Shape::RoundTrip, Pattern::Duplex, Some(2))
+    );
+    assert_eq!(d.roles(), [(Role::Peer, 0), (Role::Peer, 1)]);
+    assert!(d.loaned().is_none(), "a duplex case has no loan form");
     let p = find("pairs/3/stream-rtt/1KiB").unwrap();
     assert_eq!((p.pairs, p.shape, p.pattern()), (Some(3), Shape::RoundTrip, Pattern::Pairs));
     assert_eq!(

@@ -11,6 +11,7 @@ mod batch;
 mod broadcast;
 mod checks;
 mod connect;
+mod duplex;
 mod fanout;
 mod latency;
 mod loans;
@@ -45,6 +46,7 @@ pub fn spec(pattern: Pattern) -> &'static Spec {
         Pattern::Connect => &connect::SPEC,
         Pattern::SlowSubscriber => &slow::SPEC,
         Pattern::Pairs => &pairs::SPEC,
+        Pattern::Duplex => &duplex::SPEC,
         Pattern::FanoutLatency => &fanout::SPEC,
     }
 }
@@ -72,6 +74,7 @@ impl Family {
             Family::Connect => &connect::FAMILY,
             Family::SlowSubscriber => &slow::FAMILY,
             Family::Pairs => &pairs::FAMILY,
+            Family::Duplex => &duplex::FAMILY,
             Family::FanoutLatency => &fanout::FAMILY,
             Family::Loans => &loans::FAMILY,
         }

@@ -85,6 +85,7 @@ pub enum Family {
     Connect,
     SlowSubscriber,
     Pairs,
+    Duplex,
     FanoutLatency,
     /// The loan cases: not a family table of their own (not in `ALL`), but "Copy against
     /// loan", each beside its copy.
@@ -104,7 +105,7 @@ pub struct FamilySpec {
 
 impl Family {
     /// The report's sections, in order.
-    pub const ALL: [Family; 10] = [
+    pub const ALL: [Family; 11] = [
         Family::Streams,
         Family::Broadcasts,
         Family::SlowSubscriber,
@@ -112,6 +113,7 @@ impl Family {
         Family::Queues,
         Family::Services,
         Family::Pairs,
+        Family::Duplex,
         Family::Batches,
         Family::Latency,
         Family::Connect,

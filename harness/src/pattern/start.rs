@@ -5,7 +5,7 @@
 use anyhow::{Context, Result, bail};
 use ipcbench_api::Library;
 
-use super::{batch, broadcast, connect, fanout, latency, queue, service, slow, stream};
+use super::{batch, broadcast, connect, duplex, fanout, latency, queue, service, slow, stream};
 use crate::matrix::Pattern;
 use crate::role::{self, ChildArgs};
 
@@ -43,6 +43,7 @@ fn start<L: Library>(args: &ChildArgs, control: bool) -> Result<()> {
         Pattern::Latency => latency::start::<L>(args, &case, &setup),
         Pattern::FanoutLatency => fanout::start::<L>(args, &case, &setup),
         Pattern::Connect => connect::start::<L>(args, &case, &setup),
+        Pattern::Duplex => duplex::start::<L>(args, &case, &setup),
     };
     started.with_context(context)
 }

@@ -40,6 +40,35 @@ fn a_lossless_stream_that_lost_a_message_is_broken() {
     assert!(err.reason.contains("received 99 messages (79 measured) of the 100 sent"), "{}", err.reason);
 }
 
+/// A duplex case's peers each send and receive: each way is checked on its own, the figures
+/// are both ways together and the slower way; a way short of a message names the peer that
+/// received it, and a peer without its receiving counts is broken.
+#[test]
+fn a_duplex_case_checks_each_way_and_gives_both_and_the_slower() {
+    let duplex = case("duplex/16B");
+    let peer = |i, sent: [u64; 2], got: [u64; 4]| RoleReport {
+        receiving: receiver("peer", i, got).receiving,
+        ..sender("peer", i, sent[0], sent[1])
+    };
+    let (a, b) = (peer(0, [100, 80], [50, 40, 0, 0]), peer(1, [50, 40], [100, 80, 0, 0]));
+    let f = figures(&duplex, &[a.clone(), b], ONE).unwrap();
+    assert_eq!((f.msgs_per_s, f.worst_msgs_per_s), (120.0, Some(40.0)));
+    let short = peer(1, [50, 40], [99, 79, 0, 0]);
+    let err = figures(&duplex, &[a.clone(), short], ONE).unwrap_err();
+    assert_eq!(err.role, "peer 1");
+    assert!(
+        err.reason.contains("received 99 messages (79 measured) of the 100 peer 0 sent"),
+        "{}",
+        err.reason
+    );
+    let deaf = sender("peer", 1, 50, 40);
+    let err = figures(&duplex, &[a, deaf], ONE).unwrap_err();
+    assert_eq!(
+        (err.role.as_str(), err.reason.as_str()),
+        ("peer 1", "reported no counts of what it received")
+    );
+}
+
 /// A role's report holds its side's counts; one without them is a child's defect, said.
 #[test]
 fn a_role_without_its_sides_counts_is_broken() {

@@ -60,8 +60,9 @@ pub struct Figures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_lost_share: Option<f64>,
     /// A pairs case: the rate of its slowest pair (`msgs_per_s` is every pair's together, and
-    /// `p50_ns` this pair's round trip: `total_msgs_per_s` and `worst_p50_ns` in the file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `p50_ns` this pair's round trip: `total_msgs_per_s` and `worst_p50_ns` in the file). A
+    /// duplex case: its slower way's (`slower_msgs_per_s` in the file; `msgs_per_s` both ways').
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "slower_msgs_per_s")]
     pub worst_msgs_per_s: Option<f64>,
     /// Cores busy: the CPU seconds per second of every role's process, added up.
     #[serde(default, skip_serializing_if = "Option::is_none")]

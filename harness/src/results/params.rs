@@ -37,6 +37,9 @@ pub struct CaseParams {
     /// A slow-subscriber case's slow subscribers (the last ones).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub slow: usize,
+    /// A duplex case: two peers each streaming to the other.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub duplex: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -68,6 +71,7 @@ impl CaseParams {
             connect: case.pace == Pace::Connect,
             pairs: case.pairs,
             slow: case.slow,
+            duplex: case.duplex,
         };
         p.shape = match case.shape {
             Shape::Stream => ShapeName::Stream,
@@ -132,6 +136,7 @@ impl CaseParams {
             pace,
             pairs: self.pairs,
             slow: self.slow,
+            duplex: self.duplex,
             transfer,
         })
     }
@@ -145,7 +150,8 @@ mod tests {
     /// params as itself.
     #[test]
     fn a_case_reads_back_from_its_params() {
-        let open = ["broadcast/lossy/64sub/4KiB", "pairs/3/stream-rtt/16B", "latency/300k/1KiB"];
+        let open =
+            ["broadcast/lossy/64sub/4KiB", "pairs/3/stream-rtt/16B", "latency/300k/1KiB", "duplex/4KiB"];
         let cases = crate::matrix::matrix().into_iter().chain(open.map(|n| crate::matrix::named(n).unwrap()));
         for case in cases.flat_map(|c| [c.loaned(), Some(c)]).flatten() {
             let p = CaseParams::of(&case);

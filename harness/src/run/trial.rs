@@ -110,7 +110,8 @@ impl Trial<'_> {
     /// What the driver tells child `role` `index` of this trial.
     pub(super) fn child_args(&self, role: Role, index: usize, trial_dir: &Path) -> ChildArgs {
         let opts = self.ctx.opts;
-        // Each pair of a pairs case has a name and a directory of its own (`role::channel`).
+        // Each pair of a pairs case has a name and a directory of its own; a duplex case's
+        // peers each hold both of its channels (`role::channel`).
         let (name, dir) = match self.case.pairs {
             Some(_) => role::channel(&self.name(), trial_dir, index),
             None => (self.name(), trial_dir.to_path_buf()),

@@ -292,6 +292,8 @@ fn capability_of<'a>(doc: &'a Value, r: &Value) -> &'a Value {
         "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
         "broadcast" => "broadcast/lossy",
         "latency" | "connect" => "stream",
+        // A channel each way in one process: a round trip's.
+        "duplex" => "stream-rtt",
         p => p,
     };
     &record["capabilities"][key]
@@ -438,6 +440,7 @@ mod adding_a_library;
 mod bends;
 mod browser;
 mod compare;
+mod duplex;
 mod faults;
 mod host;
 mod input;
