@@ -1,6 +1,7 @@
 //! The fault suite: a signal to one role in every pattern of every library (docs/FAULTS.md).
 
 use super::*;
+use ipcbench::results::Failure;
 
 /// The fault suite's cases: one of each pattern at 16 B, where the fault goes, each followed by
 /// its 1 KiB twin, which must pass: (faulted case, sending role, receiving role, clean case).
@@ -62,58 +63,53 @@ fn fault_suite_of(name: &str, fault: &str, faulted: &[(&str, &str, &str, &str)],
         extra,
     ]
     .concat();
-    let (pid, output, doc) = match run {
-        Run::Alone => {
-            let (pid, output) = to_the_end(bin().args(&args).arg("--out").arg(&t.out));
-            (pid, output, the_json(&t.out))
-        }
+    let (pid, output) = match run {
+        Run::Alone => to_the_end(bin().args(&args).arg("--out").arg(&t.out)),
         Run::Beside => t.run_beside(&args),
     };
+    let doc = the_document(&t.out);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "failed cases make the run exit 1:\n{stderr}");
-    assert_eq!(doc["status"], "complete", "the run went on to its end");
+    assert_eq!(doc.status, results::RunStatus::Complete, "the run went on to its end");
     for &lib in LIBRARIES.iter() {
         for &(faulted, sending, receiving, clean) in faulted {
-            let f = results_of(&doc, faulted, lib);
-            let c = results_of(&doc, clean, lib);
-            if f["status"] == "unsupported" {
+            let f = result_in(&doc, faulted, lib);
+            let c = result_in(&doc, clean, lib);
+            if f.status == Status::Unsupported {
                 assert_eq!(
-                    expected_status(&doc, f),
-                    "unsupported",
+                    expected_of(&doc, f),
+                    Status::Unsupported,
                     "{faulted} {lib}: a dash its library has"
                 );
-                assert_eq!(c["status"], "unsupported", "{clean} {lib}: the same dash");
+                assert_eq!(c.status, Status::Unsupported, "{clean} {lib}: the same dash");
                 continue;
             }
             let role = if side == "sending" { sending } else { receiving };
-            let reason = f["reason"].as_str().unwrap_or_default();
-            let failure = &f["failure"];
-            let kind = failure["kind"].as_str().unwrap_or_default();
+            let reason = f.reason.as_deref().unwrap_or_default();
             let faulted_role = format!("{role} 0");
-            let named = match signal {
-                "kill" => {
+            let named = match (signal, &f.failure) {
+                ("kill", Some(Failure::Killed { role, signal })) => {
                     let when = if stage == "setup" { "during set-up" } else { "before reporting" };
-                    kind == "killed"
-                        && failure["role"] == faulted_role.as_str()
-                        && failure["signal"] == libc::SIGKILL
+                    *role == faulted_role
+                        && *signal == libc::SIGKILL
                         && reason.contains(&format!("{faulted_role} was killed by signal 9 (SIGKILL) {when}"))
                 }
+                ("kill", _) => false,
                 // Past the deadline, waiting for it; or in set-up, where a peer may give up on it
                 // first (and end).
-                _ => {
-                    let awaited = failure["waiting"]
-                        .as_array()
-                        .is_some_and(|w| w.contains(&faulted_role.clone().into()));
-                    (kind == "deadline" && awaited
-                        || stage == "setup" && ["killed", "exited"].contains(&kind))
+                (_, failure) => {
+                    let awaited = matches!(failure, Some(Failure::Deadline { waiting }) if waiting.contains(&faulted_role));
+                    let ended = matches!(failure, Some(Failure::Killed { .. } | Failure::Exited { .. }));
+                    (awaited || stage == "setup" && ended)
                         && reason.contains(&format!("{faulted_role} (stopped"))
                 }
             };
-            assert!(f["status"] == "failed" && named, "{faulted} {lib} under {fault}: {f}");
+            assert!(f.status == Status::Failed && named, "{faulted} {lib} under {fault}: {f:?}");
             assert_eq!(
-                c["status"], "ok",
-                "{clean} {lib} after {fault}: the next case passes: {}",
-                c["reason"]
+                c.status,
+                Status::Ok,
+                "{clean} {lib} after {fault}: the next case passes: {:?}",
+                c.reason
             );
         }
     }

@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use ipcbench::results::{self, CaseResult, Document, Status};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
@@ -68,8 +69,8 @@ impl RunTest {
 
     /// `ipcbench <args> --out <its folder>` in a mount namespace of its own, with a tmpfs as its
     /// /dev/shm and its own TMPDIR: its pid, its output (standard error; standard output holds
-    /// what its /dev/shm held when it ended) and its results. Run it with a test made `beside`.
-    fn run_beside(&self, args: &[&str]) -> (u32, Output, Value) {
+    /// what its /dev/shm held when it ended). Run it with a test made `beside`.
+    fn run_beside(&self, args: &[&str]) -> (u32, Output) {
         let tmp = &self.tmp;
         std::fs::create_dir_all(tmp).unwrap();
         let script = "mount -t tmpfs -o size=1g none /dev/shm || exit 99
@@ -81,7 +82,7 @@ impl RunTest {
         let said = String::from_utf8_lossy(&output.stdout).into_owned();
         let pid = said.lines().find_map(|l| l.strip_prefix("driver ")).and_then(|p| p.parse().ok());
         let pid = pid.unwrap_or_else(|| panic!("no driver started: {said}"));
-        (pid, output, the_json(&self.out))
+        (pid, output)
     }
 
     /// A run made `beside` left no process, directory or POSIX queue, and nothing in its own
@@ -156,6 +157,35 @@ fn the_json_path(dir: &Path) -> PathBuf {
 fn the_json(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(the_json_path(dir)).unwrap())
         .expect("the results file is JSON")
+}
+
+/// The one results file in `dir`, read as the crate reads it: typed, refused if it is not whole.
+fn the_document(dir: &Path) -> Document {
+    let path = the_json_path(dir);
+    results::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
+}
+
+/// A result of a typed document.
+fn result_in<'a>(doc: &'a Document, case: &str, lib: &str) -> &'a CaseResult {
+    doc.results
+        .iter()
+        .find(|r| r.case == case && r.library == lib)
+        .unwrap_or_else(|| panic!("no result for {case} {lib}"))
+}
+
+/// `expected_status` of a typed result: `Ok`, or `Unsupported` where its library lacks the
+/// capability its case stands on (as its params say the case) in this build.
+fn expected_of(doc: &Document, r: &CaseResult) -> Status {
+    let record = doc.libraries.iter().find(|l| l.id == r.library).expect("the result's library is recorded");
+    let params = r.params.as_ref().expect("a new file's result has its params");
+    let case = params.case(&r.case, r.size, r.batch, r.transfer).expect("its params make its case");
+    let has = |key: &str| record.capabilities.get(key).is_some_and(|c| c.supported);
+    let key = match () {
+        _ if case.batch > 1 && !has("batch") => "batch",
+        _ if case.transfer == ipcbench_api::Transfer::Loan && !has("loan") => "loan",
+        _ => case.column().key(),
+    };
+    if has(key) { Status::Ok } else { Status::Unsupported }
 }
 
 fn shm_entries() -> Vec<String> {
