@@ -5,14 +5,13 @@
 use super::*;
 
 /// The least `at_s` of a library's runs of one round in one case.
-fn first_at(doc: &Value, case: &str, lib: &str, round: u64) -> f64 {
-    results_of(doc, case, lib)["modes"]
-        .as_array()
-        .unwrap()
+fn first_at(doc: &Document, case: &str, lib: &str, round: u32) -> f64 {
+    result_in(doc, case, lib)
+        .modes
         .iter()
-        .flat_map(|m| m["runs"].as_array().unwrap())
-        .filter(|run| run["round"] == round)
-        .map(|run| run["host"]["at_s"].as_f64().unwrap())
+        .flat_map(|m| &m.runs)
+        .filter(|run| run.round == Some(round))
+        .map(|run| run.host.as_ref().expect("every run carries its probes").at_s)
         .fold(f64::MAX, f64::min)
 }
 
@@ -22,60 +21,56 @@ fn every_run_carries_its_probes_and_every_result_its_state() {
     let line = "run stream/16B stream-rtt/16B --lib shm-ring,uds,pipe --runs 2 --warmup 20ms --duration 80ms";
     let (pid, output) = to_the_end(bin().args(words(line)).arg("--out").arg(&t.out));
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let doc = the_json(&t.out);
-    assert_eq!(doc["settings"]["order"], "rounds");
-    let states = doc["states"].as_array().unwrap();
-    let labels: Vec<&str> = states.iter().map(|s| s["label"].as_str().unwrap()).collect();
-    let runs: Vec<&Value> = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|r| r["modes"].as_array().unwrap())
-        .flat_map(|m| m["runs"].as_array().unwrap())
-        .collect();
+    let doc = the_document(&t.out);
+    assert_eq!(doc.settings.config.order, results::Order::Rounds);
+    let labels: Vec<&str> = doc.states.iter().map(|s| s.label.as_str()).collect();
+    let runs: Vec<&results::RunRecord> =
+        doc.results.iter().flat_map(|r| &r.modes).flat_map(|m| &m.runs).collect();
+    let host = |run: &results::RunRecord| {
+        run.host.clone().unwrap_or_else(|| panic!("a run without probes: {run:?}"))
+    };
     // States come from the polling floors the probes measured; a floor can run out of its time
     // while other tests hold both cores, and a run none of whose probes has one has no state.
     let floors = runs
         .iter()
-        .flat_map(|run| [&run["host"]["before"], &run["host"]["after"]])
-        .filter(|p| p["polling_ns"].as_f64().is_some())
+        .map(|run| host(run))
+        .flat_map(|h| [h.before, h.after])
+        .filter(|p| p.polling_ns.is_some())
         .count();
-    assert_eq!(labels.is_empty(), floors == 0, "{floors} polling floors: {states:?}");
-    let share: f64 = states.iter().map(|s| s["share"].as_f64().unwrap()).sum();
-    assert!(labels.is_empty() || (share - 1.0).abs() < 1e-9, "{states:?}");
-    for r in doc["results"].as_array().unwrap() {
-        assert_eq!(r["status"], "ok", "{r}");
-        let hs = &r["host_state"];
-        let state = hs["state"].as_str().unwrap();
-        assert!(labels.contains(&state) || state == "moved", "{hs}");
-        let best = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == r["best_mode"]).unwrap();
-        assert_eq!(hs["of"].as_u64().unwrap() as usize, best["runs"].as_array().unwrap().len(), "{hs}");
-        assert!(hs["runs"].as_u64() <= hs["of"].as_u64(), "{hs}");
-        assert!(hs["ranked"].as_bool().unwrap() || hs["why"].as_str().is_some_and(|w| !w.is_empty()), "{hs}");
-        for run in r["modes"].as_array().unwrap().iter().flat_map(|m| m["runs"].as_array().unwrap()) {
-            let host = &run["host"];
+    assert_eq!(labels.is_empty(), floors == 0, "{floors} polling floors: {:?}", doc.states);
+    let share: f64 = doc.states.iter().map(|s| s.share).sum();
+    assert!(labels.is_empty() || (share - 1.0).abs() < 1e-9, "{:?}", doc.states);
+    for r in &doc.results {
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        let hs = r.host_state.as_ref().unwrap_or_else(|| panic!("{} {}: no host state", r.case, r.library));
+        assert!(labels.contains(&hs.state.as_str()) || hs.state == "moved", "{hs:?}");
+        let best = r.best().expect("a measured result has its better mode's runs");
+        assert_eq!(hs.of as usize, best.runs.len(), "{hs:?}");
+        assert!(hs.runs <= hs.of, "{hs:?}");
+        assert!(hs.ranked || hs.why.as_ref().is_some_and(|w| !w.is_empty()), "{hs:?}");
+        for run in r.modes.iter().flat_map(|m| &m.runs) {
+            let h = host(run);
             // A floor that ran out of its time is absent; the system call is always there.
-            for probe in [&host["before"], &host["after"]] {
-                assert!(probe["syscall_ns"].as_f64().unwrap() > 0.0, "{host}");
-                assert!(probe["waiting_ns"].as_f64().is_none_or(|w| w > 0.0), "{host}");
+            for probe in [&h.before, &h.after] {
+                assert!(probe.syscall_ns > 0.0, "{h:?}");
+                assert!(probe.waiting_ns.is_none_or(|w| w > 0.0), "{h:?}");
             }
-            assert!(host["at_s"].as_f64().unwrap() >= 0.0 && run["round"].as_u64().unwrap() >= 1, "{run}");
-            assert!(run["state"].as_str().is_none_or(|s| labels.contains(&s)), "{run}");
+            assert!(h.at_s >= 0.0 && run.round.is_some_and(|n| n >= 1), "{run:?}");
+            assert!(run.state.as_deref().is_none_or(|s| labels.contains(&s)), "{run:?}");
             // A run still moved after its retakes is in no state.
-            if host["moved"] == true {
-                assert!(run["state"].is_null(), "{run}");
+            if h.moved {
+                assert!(run.state.is_none(), "{run:?}");
             }
         }
     }
     // What watching the host cost is recorded, and adds up with the runs it counts.
-    let cost = &doc["host_cost"];
-    let secs = |k: &str| cost[k].as_f64().unwrap_or_else(|| panic!("host_cost.{k}: {cost}"));
-    assert!(secs("probes_s") > 0.0 && secs("retakes_s") >= 0.0 && secs("extra_s") >= 0.0, "{cost}");
-    assert!(secs("wall_s") > secs("probes_s") + secs("retakes_s"), "{cost}");
-    let retakes: u64 = runs.iter().map(|run| run["host"]["retakes"].as_u64().unwrap_or(0)).sum();
-    assert_eq!(cost["retakes"].as_u64(), Some(retakes), "{cost}");
-    let extra = runs.iter().filter(|run| run["round"].as_u64().unwrap() > 2).count() as u64;
-    assert_eq!(cost["extra_runs"].as_u64(), Some(extra), "{cost}");
+    let cost = doc.host_cost.expect("what watching the host cost");
+    assert!(cost.probes_s > 0.0 && cost.retakes_s >= 0.0 && cost.extra_s >= 0.0, "{cost:?}");
+    assert!(cost.wall_s > cost.probes_s + cost.retakes_s, "{cost:?}");
+    let retakes: u32 = runs.iter().map(|run| host(run).retakes).sum();
+    assert_eq!(cost.retakes, retakes, "{cost:?}");
+    let extra = runs.iter().filter(|run| run.round.is_some_and(|n| n > 2)).count() as u32;
+    assert_eq!(cost.extra_runs, extra, "{cost:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("ipcbench: watching the host took probes "));
     // Each round's order turns by one: shm-ring, uds, pipe; then uds, pipe, shm-ring.
     for case in ["stream/16B", "stream-rtt/16B"] {
