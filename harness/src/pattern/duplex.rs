@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use anyhow::{Context, Result, anyhow, bail};
 use ipcbench_api::{Library, Opened, Requests, Setup, Shape, Side};
 
-use super::checks::{Broken, broken};
+use super::checks::{Broken, broken, window};
 use super::shows::{Panel, RATE, Scale, Shows, Title, rate_only};
 use super::spec::{Family, FamilySpec, Spec};
 use super::words::{distinct, listed};
@@ -92,10 +92,7 @@ fn way(from: &RoleReport, to: &RoleReport) -> Result<f64, Broken> {
             ),
         ));
     }
-    if sent.window_end_ns <= sent.window_start_ns {
-        return Err(broken(from, "the measured window is empty".into()));
-    }
-    Ok(got.received_measured as f64 / ((sent.window_end_ns - sent.window_start_ns) as f64 / 1e9))
+    Ok(got.received_measured as f64 / window(std::slice::from_ref(from))?)
 }
 
 /// Which end of a peer, as errors name it.
@@ -114,12 +111,16 @@ impl End {
     }
 }
 
+/// The handle that keeps an end's channel alive for everybody (`Opened::owner`).
+type Owner = Option<Box<dyn std::any::Any + Send>>;
+
 /// What an end's thread tells the peer's.
 enum Event {
     Opened,
     Failed(End, anyhow::Error),
-    /// Boxed: a report is large, and it crosses once.
-    Done(End, Result<Box<RoleReport>>),
+    /// Its report (boxed: a report is large, and it crosses once) and its channel's owner,
+    /// which the peer keeps until the drain.
+    Done(End, Result<Box<RoleReport>>, Owner),
 }
 
 /// A peer: it sends on channel `index` and receives on the other's, each end opened and run on a
@@ -140,21 +141,16 @@ pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> Resul
         let (events_tx, events) = mpsc::channel();
         let (go_out, go_out_rx) = mpsc::channel();
         let (go_in, go_in_rx) = mpsc::channel();
-        let (drain_out, drain_out_rx) = mpsc::channel::<()>();
-        let (drain_in, drain_in_rx) = mpsc::channel::<()>();
         let to = events_tx.clone();
         spawn(s, End::Sending, move || {
-            end(L::stream(&sending, Side::Connect), End::Sending, (to, go_out_rx, drain_out_rx), |tx, w| {
+            end(L::stream(&sending, Side::Connect), End::Sending, (to, go_out_rx), |tx, w| {
                 send_loop(tx, Copied::new(size, 0), w, role::report_of(args))
             })
         })?;
         spawn(s, End::Receiving, move || {
-            end(
-                L::stream(&receiving, Side::Accept),
-                End::Receiving,
-                (events_tx, go_in_rx, drain_in_rx),
-                |rx, _| receive_loop(rx, Copied::new(size, 0), Ordered::default(), role::report_of(args)),
-            )
+            end(L::stream(&receiving, Side::Accept), End::Receiving, (events_tx, go_in_rx), |rx, _| {
+                receive_loop(rx, Copied::new(size, 0), Ordered::default(), role::report_of(args))
+            })
         })?;
         for _ in 0..2 {
             match events.recv() {
@@ -167,11 +163,17 @@ pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> Resul
         for go in [&go_out, &go_in] {
             go.send(window).map_err(|_| anyhow!("an end stopped before the start"))?;
         }
-        let (mut sent, mut got) = (None, None);
+        let (mut sent, mut got, mut owners) = (None, None, Vec::new());
         for _ in 0..2 {
             match events.recv() {
-                Ok(Event::Done(End::Sending, r)) => sent = Some(*r.context("its sending end")?),
-                Ok(Event::Done(End::Receiving, r)) => got = Some(*r.context("its receiving end")?),
+                Ok(Event::Done(end, r, owner)) => {
+                    owners.push(owner);
+                    let r = *r.with_context(|| format!("its {} end", end.name()))?;
+                    match end {
+                        End::Sending => sent = Some(r),
+                        End::Receiving => got = Some(r),
+                    }
+                }
                 _ => bail!("an end stopped before it reported"),
             }
         }
@@ -181,7 +183,7 @@ pub fn start<L: Library>(args: &ChildArgs, _case: &Case, setup: &Setup) -> Resul
         role::say_result(&report)?;
         // The channels' owners stay until the driver says every peer is done.
         role::until_drain();
-        drop((drain_out, drain_in));
+        drop(owners);
         Ok(())
     })
 }
@@ -197,11 +199,11 @@ fn spawn<'s, 'e>(s: &'s std::thread::Scope<'s, 'e>, end: End, body: impl FnOnce(
 
 /// One end, on its thread: it opens, says so, waits for the window (none: the peer gave up), runs
 /// its loop, drops its endpoint (a sending end's close is how the other peer's receiver learns it
-/// is done), hands its report over, and keeps its channel's owner until the drain.
+/// is done), and hands its report and its channel's owner over.
 fn end<E>(
     opened: Result<Opened<E>>,
     end: End,
-    (events, go, drain): (mpsc::Sender<Event>, mpsc::Receiver<Window>, mpsc::Receiver<()>),
+    (events, go): (mpsc::Sender<Event>, mpsc::Receiver<Window>),
     run: impl FnOnce(&mut E, Window) -> Result<RoleReport>,
 ) {
     let Opened { mut endpoint, owner, buffer } = match opened {
@@ -221,7 +223,5 @@ fn end<E>(
         Box::new(r)
     });
     drop(endpoint);
-    let _ = events.send(Event::Done(end, done));
-    let _ = drain.recv();
-    drop(owner);
+    let _ = events.send(Event::Done(end, done, owner));
 }

@@ -4,7 +4,7 @@
 
 use ipcbench_api::{Requests, Shape};
 
-use super::checks::{Broken, broken};
+use super::checks::{Broken, broken, window};
 use super::shows::{CORES, CountPanel, Over, Panel, RATE, Scale, Scaling, Shows, Title, rate_only};
 use super::spec::{Family, FamilySpec, Spec};
 use super::words::{counts, distinct};
@@ -84,10 +84,7 @@ fn figures(case: &Case, reports: &[RoleReport], _: Requests) -> Result<Figures, 
                 ),
             ));
         }
-        if sent.window_end_ns <= sent.window_start_ns {
-            return Err(broken(sender, "the measured window is empty".into()));
-        }
-        let seconds = (sent.window_end_ns - sent.window_start_ns) as f64 / 1e9;
+        let seconds = window(std::slice::from_ref(sender))?;
         let measured = if round_trip { sent.measured } else { got.received_measured };
         pairs.push((measured as f64 / seconds, sender.p50_ns.map(|ns| ns as f64)));
     }

@@ -144,7 +144,7 @@ pub fn write_atomically(doc: &Document, path: &Path, names: impl Fn(Pattern) -> 
     let name = path.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
     let tmp = folder(path).join(format!("{name}.tmp{}", std::process::id()));
     // Compact: a full run's file is a third smaller than indented, and `jq .` indents it.
-    let mut text = serde_json::to_vec(&super::named::to_value(doc, names)?)?;
+    let mut text = super::named::to_vec(doc, names)?;
     text.push(b'\n');
     if gzipped(path) {
         let mut packed = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());

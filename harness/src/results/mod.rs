@@ -489,6 +489,9 @@ mod tests {
             let named = named::to_value(&doc, |p| crate::pattern::spec(p).names).unwrap();
             let kept = holds(&slots, &before) || holds(&named, &before);
             assert!(kept, "{} changes when read and written", path.display());
+            // The bytes a run writes are the tree's, whether or not it needed one.
+            let bytes = named::to_vec(&doc, |p| crate::pattern::spec(p).names).unwrap();
+            assert_eq!(bytes, serde_json::to_vec(&named).unwrap(), "{}", path.display());
             seen += 1;
         }
         assert!(seen >= 4, "the committed results: {seen}");

@@ -9,6 +9,16 @@ use serde_json::{Map, Value};
 use super::{Document, Names};
 use crate::matrix::Pattern;
 
+/// The file's bytes (compact JSON): through `to_value` where a result's pattern names a figure,
+/// else straight from the document (the same bytes, without a tree of the whole document).
+pub fn to_vec(doc: &Document, names: impl Fn(Pattern) -> Names) -> serde_json::Result<Vec<u8>> {
+    if doc.results.iter().all(|r| names(r.pattern).is_empty()) {
+        serde_json::to_vec(doc)
+    } else {
+        serde_json::to_vec(&to_value(doc, names)?)
+    }
+}
+
 /// The document as the file holds it: every result's figures (its medians, each run's, each
 /// other host state's, the figure its spread is about) and the A/B figures of its case under
 /// the names `names` gives its pattern.

@@ -41,7 +41,7 @@ struct RunTest {
     _alone: Option<std::sync::MutexGuard<'static, ()>>,
     shm_before: Vec<String>,
     out: PathBuf,
-    /// A run made `beside`: its own temporary folder.
+    /// Its driver's temporary folder: the machine's, or a run made `beside`'s own.
     tmp: PathBuf,
 }
 
@@ -177,15 +177,8 @@ fn result_in<'a>(doc: &'a Document, case: &str, lib: &str) -> &'a CaseResult {
 /// capability its case stands on (as its params say the case) in this build.
 fn expected_of(doc: &Document, r: &CaseResult) -> Status {
     let record = doc.libraries.iter().find(|l| l.id == r.library).expect("the result's library is recorded");
-    let params = r.params.as_ref().expect("a new file's result has its params");
-    let case = params.case(&r.case, r.size, r.batch, r.transfer).expect("its params make its case");
     let has = |key: &str| record.capabilities.get(key).is_some_and(|c| c.supported);
-    let key = match () {
-        _ if case.batch > 1 && !has("batch") => "batch",
-        _ if case.transfer == ipcbench_api::Transfer::Loan && !has("loan") => "loan",
-        _ => case.column().key(),
-    };
-    if has(key) { Status::Ok } else { Status::Unsupported }
+    if has(capability_key(r, has)) { Status::Ok } else { Status::Unsupported }
 }
 
 fn shm_entries() -> Vec<String> {
@@ -314,19 +307,22 @@ fn is_a_held_back_publisher(result: &Value) -> bool {
 /// The capability of its library that a result stands on, as the results file records it: a
 /// library that lacks it (or was not built here, as cpp-ipc without its source) has a dash.
 fn capability_of<'a>(doc: &'a Value, r: &Value) -> &'a Value {
-    let (case, lib) = (r["case"].as_str().unwrap(), &r["library"]);
-    let record = doc["libraries"].as_array().unwrap().iter().find(|l| l["id"] == *lib).unwrap();
-    let key = match r["pattern"].as_str().unwrap() {
-        _ if r.get("batch").is_some() && record["capabilities"]["batch"]["supported"] == false => "batch",
-        _ if r["transfer"] == "loan" && record["capabilities"]["loan"]["supported"] == false => "loan",
-        "broadcast" if case.contains("/lossless/") => "broadcast/lossless",
-        "broadcast" => "broadcast/lossy",
-        "latency" | "connect" => "stream",
-        // A channel each way in one process: a round trip's.
-        "duplex" => "stream-rtt",
-        p => p,
-    };
+    let typed: CaseResult = serde_json::from_value(r.clone()).expect("a result reads as the crate reads it");
+    let record = doc["libraries"].as_array().unwrap().iter().find(|l| l["id"] == r["library"]).unwrap();
+    let key = capability_key(&typed, |key| record["capabilities"][key]["supported"] == true);
     &record["capabilities"][key]
+}
+
+/// The key of the capability a result stands on, as its params say its case: the batch calls or
+/// the in-place calls where its library (`has`) lacks them, else its pattern's (`Case::column`).
+fn capability_key(r: &CaseResult, has: impl Fn(&str) -> bool) -> &'static str {
+    let params = r.params.as_ref().expect("a new file's result has its params");
+    let case = params.case(&r.case, r.size, r.batch, r.transfer).expect("its params make its case");
+    match () {
+        _ if case.batch > 1 && !has("batch") => "batch",
+        _ if case.transfer == ipcbench_api::Transfer::Loan && !has("loan") => "loan",
+        _ => case.column().key(),
+    }
 }
 
 /// The status a result of a run that nothing disturbed must have: `ok`, or `unsupported` where
