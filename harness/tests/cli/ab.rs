@@ -5,6 +5,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 
+use ipcbench::results::ab::{AbVerdict, Side};
+use ipcbench_api::RecvMode;
+
 use super::*;
 
 /// An executable shell script at `path` that prints `line` whatever it is asked.
@@ -109,54 +112,47 @@ fn an_ab_run_of_one_binary_against_itself_pairs_every_round() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stderr.contains("is this very binary (the same bytes)"), "{stderr}");
-    let doc = the_json(&t.out);
-    let ab = &doc["ab"];
-    let binaries = ab["binaries"].as_array().unwrap();
+    let doc = the_document(&t.out);
+    let ab = doc.ab.as_ref().expect("an A/B run's record");
+    let binaries = &ab.binaries;
     assert_eq!(binaries.len(), 2);
-    assert_eq!(
-        (binaries[0]["side"].as_str(), binaries[1]["side"].as_str()),
-        (Some("base"), Some("candidate"))
-    );
-    assert_eq!(binaries[0]["build"], binaries[1]["build"], "one build on both sides");
+    assert_eq!((binaries[0].side, binaries[1].side), (Side::Base, Side::Candidate));
+    assert_eq!(binaries[0].build, binaries[1].build, "one build on both sides");
     // The control is the case's one library and its sentinel: three results, one per side.
-    let results = doc["results"].as_array().unwrap();
-    let sides: Vec<&str> = results.iter().map(|r| r["side"].as_str().unwrap()).collect();
-    assert_eq!(sides, ["base", "candidate", "sentinel"]);
-    let rounds_of = |r: &Value, mode: &str| -> Vec<u64> {
-        let m = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == mode).unwrap();
-        m["runs"].as_array().unwrap().iter().map(|x| x["round"].as_u64().unwrap()).collect()
+    let sides: Vec<Option<Side>> = doc.results.iter().map(|r| r.side).collect();
+    assert_eq!(sides, [Some(Side::Base), Some(Side::Candidate), Some(Side::Sentinel)]);
+    let rounds_of = |r: &CaseResult, mode: RecvMode| -> Vec<u32> {
+        let m = r.modes.iter().find(|m| m.mode == mode).unwrap();
+        m.runs.iter().map(|x| x.round.expect("a run's round")).collect()
     };
-    for r in results {
-        assert_eq!(r["status"], "ok", "{}", r["reason"]);
-        for mode in ["polling", "waiting"] {
+    for r in &doc.results {
+        assert_eq!(r.status, Status::Ok, "{:?}", r.reason);
+        for mode in [RecvMode::Polling, RecvMode::Waiting] {
             let rounds = rounds_of(r, mode);
             // Every side ran in every round, 8 at least, 9 at most, in order.
             assert!((8..=9).contains(&rounds.len()), "{mode}: {rounds:?}");
-            assert_eq!(rounds, (1..=rounds.len() as u64).collect::<Vec<_>>());
-            assert_eq!(rounds, rounds_of(&results[0], mode), "each side runs the base's rounds");
+            assert_eq!(rounds, (1..=rounds.len() as u32).collect::<Vec<_>>());
+            assert_eq!(rounds, rounds_of(&doc.results[0], mode), "each side runs the base's rounds");
         }
     }
-    let figures = ab["figures"].as_array().unwrap();
+    let figures = &ab.figures;
     assert_eq!(figures.len(), 4, "two modes, candidate and sentinel: {figures:?}");
-    let verdicts: Vec<&str> = figures.iter().map(|f| f["verdict"].as_str().unwrap()).collect();
+    let verdicts: Vec<AbVerdict> = figures.iter().map(|f| f.verdict).collect();
     for f in figures {
-        let (ratio, low, high) =
-            (f["ratio"].as_f64().unwrap(), f["low"].as_f64().unwrap(), f["high"].as_f64().unwrap());
-        assert!(low <= ratio && ratio <= high && low > 0.0, "{f}");
+        assert!(f.low <= f.ratio && f.ratio <= f.high && f.low > 0.0, "{f:?}");
         // The rounds run, 8 or 9; those the host moved in are left out of the ratio, counted.
-        let (paired, moved) = (f["rounds"].as_u64().unwrap(), f["unheld"].as_u64().unwrap());
-        assert!((8..=9).contains(&(paired + moved)), "{f}");
-        assert_eq!(f["figure"], "msgs_per_s");
+        assert!((8..=9).contains(&(f.rounds + f.unheld)), "{f:?}");
+        assert_eq!(f.figure, results::Figure::MsgsPerS);
     }
     // The exit code is what the verdicts make (this host decides which: short windows are noisy).
     let sentinel_changed = figures
         .iter()
-        .any(|f| f["side"] == "sentinel" && ["slower", "faster"].contains(&f["verdict"].as_str().unwrap()));
+        .any(|f| f.side == Side::Sentinel && matches!(f.verdict, AbVerdict::Slower | AbVerdict::Faster));
     let expected = if sentinel_changed {
         3
-    } else if figures.iter().any(|f| f["side"] == "candidate" && f["verdict"] == "slower") {
+    } else if figures.iter().any(|f| f.side == Side::Candidate && f.verdict == AbVerdict::Slower) {
         1
-    } else if verdicts.contains(&"unresolved") {
+    } else if verdicts.contains(&AbVerdict::Unresolved) {
         3
     } else {
         0
@@ -168,7 +164,7 @@ fn an_ab_run_of_one_binary_against_itself_pairs_every_round() {
     assert!(report.contains("## A/B: "), "the report has no A/B section");
     // An A/B run is never resumed: its pairs are one sitting's.
     let copy = t.out.join("copy.json");
-    let mut interrupted = doc.clone();
+    let mut interrupted = the_json(&t.out);
     interrupted["status"] = "interrupted".into();
     std::fs::write(&copy, interrupted.to_string()).unwrap();
     let resumed = ipcbench(&["run", "--resume", copy.to_str().unwrap()]);

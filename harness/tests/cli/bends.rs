@@ -7,42 +7,50 @@ use super::*;
 /// The three libraries: each has lossless and lossy broadcasts and a stream.
 const THREE: &str = "fastipc,iceoryx2,zmq";
 
-fn median<'a>(doc: &'a Value, case: &str, lib: &str) -> &'a Value {
-    let r = results_of(doc, case, lib);
-    assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
-    &r["median"]
+fn median<'a>(doc: &'a Document, case: &str, lib: &str) -> &'a Figures {
+    median_of(result_in(doc, case, lib))
 }
 
-fn figure(doc: &Value, case: &str, lib: &str, key: &str) -> f64 {
-    median(doc, case, lib)[key].as_f64().unwrap_or_else(|| panic!("{case} {lib}: {key}"))
+/// A figure a result must have.
+fn need(figure: Option<f64>, name: &str, case: &str, lib: &str) -> f64 {
+    figure.unwrap_or_else(|| panic!("{case} {lib}: no {name}"))
 }
 
 /// Every subscriber of every run received every message of a lossless broadcast; each pair's
 /// receiver every message of its own sender.
-fn every_message_arrived(doc: &Value) {
-    for r in doc["results"].as_array().unwrap().iter().filter(|r| r["status"] == "ok") {
-        let case = r["case"].as_str().unwrap();
+fn every_message_arrived(doc: &Document) {
+    for r in doc.results.iter().filter(|r| r.status == Status::Ok) {
+        let case = r.case.as_str();
         let lossless = case.contains("/lossless/") || case.starts_with("fanout-latency/");
-        for run in r["modes"].as_array().unwrap().iter().flat_map(|m| m["runs"].as_array().unwrap()) {
-            let roles = run["roles"].as_array().unwrap();
-            assert_eq!(
-                roles.len() as u64,
-                r["processes"].as_u64().unwrap(),
-                "{case}: every process reported"
-            );
-            for got in roles.iter().filter(|x| x["role"] == "subscriber" || x["role"] == "receiver") {
-                let index = &got["index"];
-                let sender = roles
+        for run in runs_of(r) {
+            assert_eq!(run.roles.len(), r.processes, "{case}: every process reported");
+            for got in run.roles.iter().filter(|x| matches!(x.role, Role::Subscriber | Role::Receiver)) {
+                let index = got.index;
+                let sender = run
+                    .roles
                     .iter()
-                    .find(|x| (x["role"] == "publisher") || (x["role"] == "sender" && &x["index"] == index))
+                    .find(|x| x.role == Role::Publisher || (x.role == Role::Sender && x.index == index))
                     .unwrap();
-                let (sent, received) = (sender["sent"].as_u64().unwrap(), got["received"].as_u64().unwrap());
-                if lossless || got["role"] == "receiver" {
-                    assert_eq!(received, sent, "{case} {}: {} {index}", r["library"], got["role"]);
+                let (sent, counts) = (sent(sender), receiving(got));
+                let who = got.role.as_str();
+                if lossless || got.role == Role::Receiver {
+                    assert_eq!(counts.received, sent, "{case} {}: {who} {index}", r.library);
                 } else {
-                    assert!(received + got["lost"].as_u64().unwrap() <= sent, "{case}");
+                    assert!(counts.received + counts.lost <= sent, "{case}");
                 }
             }
+        }
+    }
+}
+
+/// The figures a pattern names in the results file are there under their names (the typed
+/// reads above see each in its slot).
+fn named_in_the_file(out: &Path, case: &str, names: &[&str]) {
+    let json = the_json(out);
+    let results = json["results"].as_array().unwrap();
+    for r in results.iter().filter(|r| r["case"] == case && r["status"] == "ok") {
+        for name in names {
+            assert!(r["median"][name].is_number(), "{case} {}: {name} in {}", r["library"], r["median"]);
         }
     }
 }
@@ -62,10 +70,9 @@ fn fan_out_slow_subscriber_pairs_and_latency_to_many() {
     let (pid, out, doc) = short(&t.out, &[&["run"], &cases[..], &["--lib", THREE]].concat());
     // The one failure a run may have here: a lossless publisher held back to nothing by
     // subscribers that outnumber the cores. Any other fails the test.
-    let failed: Vec<&Value> =
-        doc["results"].as_array().unwrap().iter().filter(|r| r["status"] == "failed").collect();
+    let failed: Vec<&CaseResult> = doc.results.iter().filter(|r| r.status == Status::Failed).collect();
     for r in &failed {
-        assert!(is_a_held_back_publisher(r), "{} {}: {}", r["case"], r["library"], r["reason"]);
+        assert!(is_a_held_back_publisher(r), "{} {}: {:?}", r.case, r.library, r.reason);
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() || (!failed.is_empty() && out.status.code() == Some(1)), "{stderr}");
@@ -73,35 +80,46 @@ fn fan_out_slow_subscriber_pairs_and_latency_to_many() {
     for lib in THREE.split(',') {
         for n in [2, 8, 32] {
             let case = format!("broadcast/lossless/{n}sub/16B");
-            if !is_a_held_back_publisher(results_of(&doc, &case, lib)) {
-                assert!(figure(&doc, &case, lib, "msgs_per_s") > 0.0, "{case} {lib}");
+            if !is_a_held_back_publisher(result_in(&doc, &case, lib)) {
+                assert!(median(&doc, &case, lib).msgs_per_s > 0.0, "{case} {lib}");
             }
             let case = format!("broadcast/lossy/{n}sub/16B");
-            let spread = figure(&doc, &case, lib, "subscribers_spread");
+            let spread = need(median(&doc, &case, lib).subscribers_spread, "spread", &case, lib);
             assert!((0.0..=1.0).contains(&spread), "{case} {lib}: {spread}");
-            assert_eq!(results_of(&doc, &case, lib)["processes"], n + 1);
+            assert_eq!(result_in(&doc, &case, lib).processes, n + 1);
         }
         for n in [2, 8] {
             let case = format!("fanout-latency/10k/{n}sub/16B");
-            assert!(figure(&doc, &case, lib, "p99_ns") >= figure(&doc, &case, lib, "p50_ns"), "{case} {lib}");
+            let m = median(&doc, &case, lib);
+            let (p50, p99) = (need(m.p50_ns, "p50", &case, lib), need(m.p99_ns, "p99", &case, lib));
+            assert!(p99 >= p50, "{case} {lib}");
             // Each subscriber's own p50 is kept beside the whole histogram.
-            let r = results_of(&doc, &case, lib);
-            let run = &r["modes"][0]["runs"][0];
-            let subs: Vec<&Value> =
-                run["roles"].as_array().unwrap().iter().filter(|x| x["role"] == "subscriber").collect();
+            let run = &result_in(&doc, &case, lib).modes[0].runs[0];
+            let subs: Vec<&RoleReport> = reports(run, Role::Subscriber).collect();
             assert_eq!(subs.len(), n, "{case} {lib}");
-            assert!(subs.iter().all(|s| s["p50_ns"].as_u64().is_some() && s["p99_ns"].as_u64().is_some()));
+            assert!(subs.iter().all(|s| s.p50_ns.is_some() && s.p99_ns.is_some()), "{case} {lib}");
         }
         for n in [1, 2, 4] {
             let case = format!("pairs/{n}/stream/16B");
-            let (total, worst) =
-                (figure(&doc, &case, lib, "total_msgs_per_s"), figure(&doc, &case, lib, "worst_msgs_per_s"));
+            // Every pair's rate together, in the rate's slot (`total_msgs_per_s` in the file).
+            let m = median(&doc, &case, lib);
+            let (total, worst) = (m.msgs_per_s, need(m.worst_msgs_per_s, "worst", &case, lib));
             // The total is every pair's rate added up, so at least n times the worst pair's.
             assert!(worst > 0.0 && total >= worst * n as f64 * 0.999, "{case} {lib}: {total} {worst}");
-            assert_eq!(results_of(&doc, &case, lib)["processes"], 2 * n);
+            assert_eq!(result_in(&doc, &case, lib).processes, 2 * n);
         }
-        assert!(figure(&doc, "pairs/2/stream-rtt/16B", lib, "worst_p50_ns") > 0.0);
+        // The worst pair's round trip, in the p50's slot (`worst_p50_ns` in the file).
+        let case = "pairs/2/stream-rtt/16B";
+        assert!(need(median(&doc, case, lib).p50_ns, "worst p50", case, lib) > 0.0);
     }
+    for n in [1, 2, 4] {
+        named_in_the_file(
+            &t.out,
+            &format!("pairs/{n}/stream/16B"),
+            &["total_msgs_per_s", "worst_msgs_per_s"],
+        );
+    }
+    named_in_the_file(&t.out, "pairs/2/stream-rtt/16B", &["worst_p50_ns"]);
     // The report draws each group against its count, and has the families' sections.
     let report = std::fs::read_to_string(the_json_path(&t.out).with_extension("").join("report.md")).unwrap();
     for chart in ["scaling-broadcast-lossless-sub-16B.png", "scaling-pairs-stream-16B.png"] {
@@ -130,37 +148,40 @@ fn a_slow_subscriber_holds_back_a_lossless_broadcast_and_loses_alone_in_a_lossy_
         .args(["--duration", "1s", "--warmup", "300ms", "--out"])
         .arg(&t.out);
     let (pid, out) = to_the_end(&mut c);
-    let doc = the_json(&t.out);
+    let doc = the_document(&t.out);
     // The one failure a run may have here: a lossless publisher held back to nothing in its
     // window. Any other fails the test.
     let mut held = 0;
-    for r in doc["results"].as_array().unwrap().iter().filter(|r| r["status"] == "failed") {
-        assert!(is_a_held_back_publisher(r), "{} {}: {}", r["case"], r["library"], r["reason"]);
-        eprintln!("{} {}: held back to nothing: {}", r["case"], r["library"], r["reason"]);
+    for r in doc.results.iter().filter(|r| r.status == Status::Failed) {
+        assert!(is_a_held_back_publisher(r), "{} {}: {:?}", r.case, r.library, r.reason);
+        eprintln!("{} {}: held back to nothing: {:?}", r.case, r.library, r.reason);
         held += 1;
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() || (held > 0 && out.status.code() == Some(1)), "{stderr}");
     every_message_arrived(&doc);
-    assert_eq!(doc["settings"]["slow_work_s"], 0.0002);
+    assert_eq!(doc.settings.config.slow_work, Duration::from_micros(200));
     for lib in THREE.split(',') {
         let case = "broadcast/lossless/4sub-1slow/16B";
-        if !is_a_held_back_publisher(results_of(&doc, case, lib)) {
-            let (others, slow) =
-                (figure(&doc, case, lib, "others_msgs_per_s"), figure(&doc, case, lib, "slow_msgs_per_s"));
+        if !is_a_held_back_publisher(result_in(&doc, case, lib)) {
+            // The others' rate is in the rate's slot (`others_msgs_per_s` in the file).
+            let m = median(&doc, case, lib);
+            let (others, slow) = (m.msgs_per_s, need(m.slow_msgs_per_s, "slow rate", case, lib));
             // Every subscriber gets every message and the queues are full from the warm-up, so
             // the publisher sends no faster than the slow one takes them (a window's edges aside).
             assert!(others <= PACE * 1.25 && slow <= PACE * 1.25, "{case} {lib}: {others} {slow}");
         }
         let case = "broadcast/lossy/4sub-1slow/16B";
+        let m = median(&doc, case, lib);
         let (lost, slow_lost) =
-            (figure(&doc, case, lib, "others_lost_share"), figure(&doc, case, lib, "slow_lost_share"));
+            (need(m.lost_share, "others' loss", case, lib), need(m.slow_lost_share, "slow loss", case, lib));
         assert!(slow_lost > lost, "{case} {lib}: the slow one lost {slow_lost}, the others {lost}");
-        assert!(figure(&doc, case, lib, "slow_msgs_per_s") <= PACE * 1.25, "{case} {lib}");
+        assert!(need(m.slow_msgs_per_s, "slow rate", case, lib) <= PACE * 1.25, "{case} {lib}");
         // Only the slow subscriber was told to be slow.
-        let run = &results_of(&doc, case, lib)["modes"][0]["runs"][0];
-        assert_eq!(run["roles"].as_array().unwrap().len(), 5);
+        assert_eq!(result_in(&doc, case, lib).modes[0].runs[0].roles.len(), 5);
     }
+    named_in_the_file(&t.out, "broadcast/lossless/4sub-1slow/16B", &["others_msgs_per_s", "slow_msgs_per_s"]);
+    named_in_the_file(&t.out, "broadcast/lossy/4sub-1slow/16B", &["others_lost_share", "slow_lost_share"]);
     t.nothing_left(pid);
 }
 
@@ -171,8 +192,7 @@ fn a_rate_sweep_finds_each_librarys_sustainable_rate() {
     let t = RunTest::new("rates");
     let (pid, out, doc) = short(&t.out, &["sweep", "--rates", "1k,100k,10M", "--lib", "uds,shm-ring"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let cases: Vec<&str> =
-        doc["results"].as_array().unwrap().iter().map(|r| r["case"].as_str().unwrap()).collect();
+    let cases: Vec<&str> = doc.results.iter().map(|r| r.case.as_str()).collect();
     assert_eq!(
         cases,
         [
@@ -197,12 +217,8 @@ fn a_rate_sweep_finds_each_librarys_sustainable_rate() {
             .into_iter()
             .zip([1_000, 100_000, 10_000_000])
             .filter(|(label, _)| {
-                let r = results_of(&doc, &format!("latency/{label}/16B"), lib);
-                r["modes"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .all(|m| m["median"]["behind_share"].as_f64().unwrap() > 0.01)
+                let r = result_in(&doc, &format!("latency/{label}/16B"), lib);
+                r.modes.iter().all(|m| m.median.and_then(|f| f.behind_share).unwrap() > 0.01)
             })
             .map(|(_, rate)| rate)
             .collect();
@@ -219,6 +235,7 @@ fn a_rate_sweep_finds_each_librarys_sustainable_rate() {
         assert!(behind.iter().all(|&b| rate < b), "{lib}: sustainable {cell}, behind at {behind:?}");
     }
     // A Unix socket moves about a million messages a second here: ten million is past it.
-    assert!(figure(&doc, "latency/10M/16B", "uds", "behind_share") > 0.01);
+    let case = "latency/10M/16B";
+    assert!(need(median(&doc, case, "uds").behind_share, "behind", case, "uds") > 0.01);
     t.nothing_left(pid);
 }

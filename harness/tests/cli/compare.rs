@@ -38,24 +38,27 @@ fn a_file_against_itself_is_no_change_everywhere() {
     assert!(text.contains("With 3 runs behind a median its interval is the runs' whole range"), "{text}");
 }
 
+/// A committed results file, read as the crate reads it.
+fn load(path: &str) -> Document {
+    results::load(Path::new(path)).unwrap_or_else(|e| panic!("{path}: {e:#}"))
+}
+
+/// `doc` written to `dir/name` as a results file (compact JSON, as a run writes one): its path.
+fn written(doc: &Document, dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 /// Every rate ×0.7 and every time ×1/0.7 in every run of `library` (of every library: None): it
 /// is 30 % slower.
-fn slowed(doc: &mut Value, library: Option<&str>) {
-    for r in doc["results"].as_array_mut().unwrap() {
-        if library.is_some_and(|l| r["library"] != l) {
-            continue;
-        }
-        // (Indexing a missing key mutably would insert a null.)
-        let Some(modes) = r.get_mut("modes").and_then(Value::as_array_mut) else { continue };
-        for m in modes {
-            for run in m["runs"].as_array_mut().unwrap() {
-                let f = &mut run["figures"];
-                f["msgs_per_s"] = (f["msgs_per_s"].as_f64().unwrap() * 0.7).into();
-                for key in ["p50_ns", "p99_ns", "cpu_ns_per_msg"] {
-                    if let Some(v) = f[key].as_f64() {
-                        f[key] = (v / 0.7).into();
-                    }
-                }
+fn slowed(doc: &mut Document, library: Option<&str>) {
+    for r in doc.results.iter_mut().filter(|r| library.is_none_or(|l| r.library == l)) {
+        for run in r.modes.iter_mut().flat_map(|m| &mut m.runs) {
+            let f = &mut run.figures;
+            f.msgs_per_s *= 0.7;
+            for time in [&mut f.p50_ns, &mut f.p99_ns, &mut f.cpu_ns_per_msg].into_iter().flatten() {
+                *time /= 0.7;
             }
         }
     }
@@ -65,12 +68,9 @@ fn slowed(doc: &mut Value, library: Option<&str>) {
 fn a_copy_with_one_library_slowed_by_30_percent_is_slower_and_fails() {
     let dir = out_dir("compare-slowed");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value =
-        serde_json::from_str(&ipcbench::results::read_text(Path::new(REFERENCE)).unwrap()).unwrap();
+    let mut doc = load(REFERENCE);
     slowed(&mut doc, Some("fastipc"));
-    let copy = dir.join("slowed.json");
-    std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
-    let copy = copy.to_str().unwrap();
+    let copy = &written(&doc, &dir, "slowed.json");
 
     let out = ipcbench(&["compare", REFERENCE, copy, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
@@ -108,12 +108,9 @@ fn a_copy_with_one_library_slowed_by_30_percent_is_slower_and_fails() {
 fn a_copy_with_every_library_slowed_alike_is_within_the_sittings_drift() {
     let dir = out_dir("compare-drift");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value =
-        serde_json::from_str(&ipcbench::results::read_text(Path::new(REFERENCE)).unwrap()).unwrap();
+    let mut doc = load(REFERENCE);
     slowed(&mut doc, None);
-    let copy = dir.join("slowed.json");
-    std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
-    let copy = copy.to_str().unwrap();
+    let copy = &written(&doc, &dir, "slowed.json");
     let out = ipcbench(&["compare", REFERENCE, copy, "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let c = json_of(&out);
@@ -141,12 +138,9 @@ fn a_copy_with_every_library_slowed_alike_is_within_the_sittings_drift() {
 fn another_machine_needs_a_flag_and_bad_flags_are_refused() {
     let dir = out_dir("compare-machines");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value =
-        serde_json::from_str(&ipcbench::results::read_text(Path::new(REFERENCE)).unwrap()).unwrap();
-    doc["machine"]["cpu_model"] = "Another CPU".into();
-    let other = dir.join("other.json");
-    std::fs::write(&other, serde_json::to_string(&doc).unwrap()).unwrap();
-    let other = other.to_str().unwrap();
+    let mut doc = load(REFERENCE);
+    doc.machine.cpu_model = "Another CPU".into();
+    let other = &written(&doc, &dir, "other.json");
     assert_refused(
         &["compare", REFERENCE, other],
         &["measured on AMD EPYC", "on Another CPU", "--across-machines"],
@@ -172,17 +166,13 @@ const ROUNDS_OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-20
 const ROUNDS_NEW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/run-2026-12-02T16-35-53Z.json");
 
 /// Every probe of every run times `factor`: a host in another state altogether.
-fn other_host(doc: &mut Value, factor: f64) {
-    for r in doc["results"].as_array_mut().unwrap() {
-        let Some(modes) = r.get_mut("modes").and_then(Value::as_array_mut) else { continue };
-        for run in modes.iter_mut().flat_map(|m| m["runs"].as_array_mut().unwrap()) {
-            for side in ["before", "after"] {
-                let p = &mut run["host"][side];
-                for key in ["polling_ns", "syscall_ns"] {
-                    if let Some(v) = p[key].as_f64() {
-                        p[key] = (v * factor).into();
-                    }
-                }
+fn other_host(doc: &mut Document, factor: f64) {
+    let runs = doc.results.iter_mut().flat_map(|r| &mut r.modes).flat_map(|m| &mut m.runs);
+    for host in runs.filter_map(|run| run.host.as_mut()) {
+        for p in [&mut host.before, &mut host.after] {
+            p.syscall_ns *= factor;
+            if let Some(polling) = &mut p.polling_ns {
+                *polling *= factor;
             }
         }
     }
@@ -211,11 +201,10 @@ fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_r
 
     let dir = out_dir("compare-rounds");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();
+    let mut doc = load(ROUNDS_NEW);
     slowed(&mut doc, Some("fastipc"));
-    let copy = dir.join("slowed.json");
-    std::fs::write(&copy, serde_json::to_string(&doc).unwrap()).unwrap();
-    let out = ipcbench(&["compare", ROUNDS_NEW, copy.to_str().unwrap(), "--format", "json"]);
+    let copy = written(&doc, &dir, "slowed.json");
+    let out = ipcbench(&["compare", ROUNDS_NEW, &copy, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let rows = json_of(&out)["rows"].as_array().unwrap().clone();
     let counted: Vec<&Value> = rows
@@ -238,12 +227,11 @@ fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_r
     assert_eq!((slower, counted.len()), (2, 8));
 
     // The same runs on a host in no state of the other file's: no verdict, and no failure.
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(ROUNDS_NEW).unwrap()).unwrap();
+    let mut doc = load(ROUNDS_NEW);
     slowed(&mut doc, None);
     other_host(&mut doc, 50.0);
-    let moved = dir.join("elsewhere.json");
-    std::fs::write(&moved, serde_json::to_string(&doc).unwrap()).unwrap();
-    let out = ipcbench(&["compare", ROUNDS_NEW, moved.to_str().unwrap(), "--format", "json"]);
+    let moved = written(&doc, &dir, "elsewhere.json");
+    let out = ipcbench(&["compare", ROUNDS_NEW, &moved, "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "only verdicts count");
     let rows = json_of(&out)["rows"].as_array().unwrap().clone();
     assert!(!rows.is_empty() && rows.iter().all(|r| r["verdict"] == "no_shared_state"), "{rows:?}");
@@ -252,8 +240,7 @@ fn runs_with_probes_are_compared_within_a_shared_state_and_a_slowed_copy_never_r
         "{}",
         rows[0]
     );
-    let text = String::from_utf8_lossy(&ipcbench(&["compare", ROUNDS_NEW, moved.to_str().unwrap()]).stdout)
-        .into_owned();
+    let text = String::from_utf8_lossy(&ipcbench(&["compare", ROUNDS_NEW, &moved]).stdout).into_owned();
     assert!(text.contains("measured in no host state common to both files: no verdict"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

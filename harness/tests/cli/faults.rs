@@ -77,7 +77,7 @@ fn fault_suite_of(name: &str, fault: &str, faulted: &[(&str, &str, &str, &str)],
             let c = result_in(&doc, clean, lib);
             if f.status == Status::Unsupported {
                 assert_eq!(
-                    expected_of(&doc, f),
+                    expected_status(&doc, f),
                     Status::Unsupported,
                     "{faulted} {lib}: a dash its library has"
                 );

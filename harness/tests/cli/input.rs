@@ -109,17 +109,19 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(stderr.contains("warning: the machine is busy"), "{stderr}");
-    let c = &doc["conditions"];
-    assert!(c["busy_cores"].as_f64().unwrap() > 0.2, "{c}");
-    assert_eq!(c["mq_msg_max"].as_u64().unwrap().to_string(), msg_max.trim());
+    let c = doc.conditions.as_ref().expect("the run's conditions");
+    assert!(c.busy_cores > 0.2, "{c:?}");
+    assert_eq!(c.mq_msg_max.map(|n| n.to_string()).as_deref(), Some(msg_max.trim()), "{c:?}");
     if thp.is_some() {
-        assert!(c["huge_pages"].as_str().unwrap().starts_with("anonymous "), "{c}");
+        assert!(c.huge_pages.as_deref().unwrap().starts_with("anonymous "), "{c:?}");
     }
     // The tests' runs check every byte: a file says so by leaving `verify` out, as files did
     // before the sample.
-    assert!(doc["settings"].get("verify").is_none(), "{}", doc["settings"]);
+    assert_eq!(doc.settings.config.verify, results::Verify::Full);
+    let settings = &the_json(&t.out)["settings"];
+    assert!(settings.get("verify").is_none(), "{settings}");
     if cores >= 2 {
-        assert!(c["wake_up_us"]["median_us"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c.wake_up_us.unwrap().median_us > 0.0, "{c:?}");
     }
     t.nothing_left(pid);
 }

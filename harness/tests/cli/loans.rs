@@ -1,6 +1,8 @@
 //! The loan mode: streams and round trips written and read in the library's own memory, beside
 //! their copies. Counts, dashes and the report's section; never a speed.
 
+use ipcbench_api::Transfer;
+
 use super::*;
 
 #[test]
@@ -11,8 +13,7 @@ fn loans_run_beside_their_copies_and_dash_past_what_a_library_lends() {
     let (pid, output, doc) =
         short(&t.out, &[&["run", "--transfer", "copy,loan", "--lib", libs], &cases[..]].concat());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let results = doc["results"].as_array().unwrap();
-    let mut names: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    let mut names: Vec<&str> = doc.results.iter().map(|r| r.case.as_str()).collect();
     names.dedup();
     assert_eq!(
         names,
@@ -27,46 +28,43 @@ fn loans_run_beside_their_copies_and_dash_past_what_a_library_lends() {
             "loan/stream-rtt/1KiB"
         ]
     );
-    for r in results {
-        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+    // The file as written: a loan result says so; a copy's carries no transfer (the default).
+    let json = the_json(&t.out);
+    for r in json["results"].as_array().unwrap() {
+        let loan = r["case"].as_str().unwrap().starts_with("loan/");
+        assert_eq!(r.get("transfer").and_then(Value::as_str), loan.then_some("loan"), "{}", r["case"]);
+    }
+    for r in &doc.results {
+        let (case, lib) = (r.case.as_str(), r.library.as_str());
         let loan = case.starts_with("loan/");
-        // A loan result says so; a copy's carries no transfer (the file's default).
-        assert_eq!(r.get("transfer").and_then(Value::as_str), loan.then_some("loan"), "{case} {lib}");
+        assert_eq!(r.transfer == Transfer::Loan, loan, "{case} {lib}");
         let dash = |words: &[&str]| {
-            assert_eq!(r["status"], "unsupported", "{case} {lib}");
-            let reason = r["reason"].as_str().unwrap();
+            assert_eq!(r.status, Status::Unsupported, "{case} {lib}");
+            let reason = r.reason.as_deref().unwrap();
             assert!(words.iter().all(|w| reason.contains(w)), "{case} {lib}: {reason}");
         };
-        match (loan, lib, r["size"].as_u64().unwrap()) {
+        match (loan, lib, r.size) {
             (true, "uds", _) => dash(&["kernel copies"]),
             // Aeron lends one frame: the MTU less its header; FastIPC one piece of its ring.
             (true, "aeron", size) if size > 1376 => dash(&["try_claim", "at most 1376"]),
             (true, "fastipc", size) if size > 262080 => {
                 dash(&["at most 262080", "max_piece", "never copied"])
             }
-            _ => assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]),
+            _ => assert_eq!(r.status, Status::Ok, "{case} {lib}: {:?}", r.reason),
         }
-        if r["status"] != "ok" {
+        if r.status != Status::Ok {
             continue;
         }
-        for run in r["modes"].as_array().unwrap().iter().flat_map(|m| m["runs"].as_array().unwrap()) {
-            let roles = run["roles"].as_array().unwrap();
-            let of = |role: &str, key: &str| {
-                roles.iter().find(|x| x["role"] == role).unwrap()[key].as_u64().unwrap()
-            };
-            if r["pattern"] == "stream" {
-                assert!(of("sender", "sent") > 0, "{case} {lib}");
-                assert_eq!(
-                    of("sender", "sent"),
-                    of("receiver", "received"),
-                    "{case} {lib}: every message, checked"
-                );
+        for run in runs_of(r) {
+            if r.pattern == Pattern::Stream {
+                let sent = sent(report_of(run, Role::Sender));
+                assert!(sent > 0, "{case} {lib}");
+                let received = receiving(report_of(run, Role::Receiver)).received;
+                assert_eq!(sent, received, "{case} {lib}: every message, checked");
             } else {
-                assert_eq!(
-                    of("pinger", "sent"),
-                    of("echo", "received"),
-                    "{case} {lib}: every request answered"
-                );
+                let (sent, received) =
+                    (sent(report_of(run, Role::Pinger)), receiving(report_of(run, Role::Echo)));
+                assert_eq!(sent, received.received, "{case} {lib}: every request answered");
             }
         }
     }

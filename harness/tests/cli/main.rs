@@ -9,7 +9,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ipcbench::results::{self, CaseResult, Document, Status};
+use ipcbench::matrix::{Pattern, Role};
+use ipcbench::results::{self, CaseResult, Document, Figures, Receiving, RoleReport, RunRecord, Status};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
@@ -173,14 +174,6 @@ fn result_in<'a>(doc: &'a Document, case: &str, lib: &str) -> &'a CaseResult {
         .unwrap_or_else(|| panic!("no result for {case} {lib}"))
 }
 
-/// `expected_status` of a typed result: `Ok`, or `Unsupported` where its library lacks the
-/// capability its case stands on (as its params say the case) in this build.
-fn expected_of(doc: &Document, r: &CaseResult) -> Status {
-    let record = doc.libraries.iter().find(|l| l.id == r.library).expect("the result's library is recorded");
-    let has = |key: &str| record.capabilities.get(key).is_some_and(|c| c.supported);
-    if has(capability_key(r, has)) { Status::Ok } else { Status::Unsupported }
-}
-
 fn shm_entries() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
@@ -268,25 +261,16 @@ fn posix_queues() -> Option<Vec<String>> {
     Some(String::from_utf8_lossy(&listed?.stdout).lines().map(String::from).collect())
 }
 
-fn results_of<'a>(doc: &'a Value, case: &str, lib: &str) -> &'a Value {
-    doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["case"] == case && r["library"] == lib)
-        .unwrap_or_else(|| panic!("no result for {case} {lib}"))
-}
-
 /// FastIPC 1.0.0's known defect (adapters/fastipc/README.md, shown by its
 /// `examples/redelivery.rs` with FastIPC's calls alone): now and then a server's `send` of a
 /// reply returns FIPC_DISCONNECTED while the service is alive, though the reply arrives (about
 /// one trial in a few hundred of `service/4c*` here). The server stops on the error and the
 /// harness fails the case, as it must. This is that failure's reason.
-fn is_fastipcs_failed_reply(result: &Value) -> bool {
-    result["library"] == "fastipc"
-        && result["pattern"] == "service"
-        && result["reason"]
-            .as_str()
+fn is_fastipcs_failed_reply(r: &CaseResult) -> bool {
+    r.library == "fastipc"
+        && r.pattern == Pattern::Service
+        && r.reason
+            .as_deref()
             .is_some_and(|r| r.contains("replying to its request number") && r.contains("FIPC_DISCONNECTED"))
 }
 
@@ -297,20 +281,19 @@ fn is_fastipcs_failed_reply(result: &Value) -> bool {
 /// the window; Aeron's polling publisher did so in the reference runs, and iceoryx2's polling
 /// publisher to 32 subscribers in a 120 ms window here. Held back to nothing is held back still;
 /// the failure names no cause yet.
-fn is_a_held_back_publisher(result: &Value) -> bool {
-    result["status"] == "failed"
-        && (result["pattern"] == "broadcast-slow" || result["oversubscribed"] == true)
-        && result["case"].as_str().is_some_and(|c| c.contains("/lossless/"))
-        && result["reason"].as_str().is_some_and(|r| r.ends_with("publisher 0: the measured window is empty"))
+fn is_a_held_back_publisher(r: &CaseResult) -> bool {
+    r.status == Status::Failed
+        && (r.pattern == Pattern::SlowSubscriber || r.oversubscribed)
+        && r.case.contains("/lossless/")
+        && r.reason.as_deref().is_some_and(|r| r.ends_with("publisher 0: the measured window is empty"))
 }
 
 /// The capability of its library that a result stands on, as the results file records it: a
 /// library that lacks it (or was not built here, as cpp-ipc without its source) has a dash.
-fn capability_of<'a>(doc: &'a Value, r: &Value) -> &'a Value {
-    let typed: CaseResult = serde_json::from_value(r.clone()).expect("a result reads as the crate reads it");
-    let record = doc["libraries"].as_array().unwrap().iter().find(|l| l["id"] == r["library"]).unwrap();
-    let key = capability_key(&typed, |key| record["capabilities"][key]["supported"] == true);
-    &record["capabilities"][key]
+fn capability_of<'a>(doc: &'a Document, r: &CaseResult) -> &'a results::Capability {
+    let record = doc.libraries.iter().find(|l| l.id == r.library).expect("the result's library is recorded");
+    let key = capability_key(r, |key| record.capabilities.get(key).is_some_and(|c| c.supported));
+    record.capabilities.get(key).unwrap_or_else(|| panic!("{} records no {key}", r.library))
 }
 
 /// The key of the capability a result stands on, as its params say its case: the batch calls or
@@ -325,29 +308,67 @@ fn capability_key(r: &CaseResult, has: impl Fn(&str) -> bool) -> &'static str {
     }
 }
 
-/// The status a result of a run that nothing disturbed must have: `ok`, or `unsupported` where
-/// its library lacks the pattern in this build. No test asserts "every library ok" without it.
-fn expected_status(doc: &Value, r: &Value) -> &'static str {
-    if capability_of(doc, r)["supported"] == false { "unsupported" } else { "ok" }
+/// The status a result of a run that nothing disturbed must have: `Ok`, or `Unsupported` where
+/// its library lacks the capability it stands on in this build. No test asserts "every library
+/// ok" without it.
+fn expected_status(doc: &Document, r: &CaseResult) -> Status {
+    if capability_of(doc, r).supported { Status::Ok } else { Status::Unsupported }
 }
 
 /// A cpp-ipc result of a build without its source: a dash that says how to build it.
-fn assert_not_built(r: &Value) {
-    assert_eq!(r["status"], "unsupported", "{}: cpp-ipc is not built here", r["case"]);
-    assert_eq!(r["reason"], ipcbench_cpp_ipc::NOT_BUILT, "{}", r["case"]);
+fn assert_not_built(r: &CaseResult) {
+    assert_eq!(r.status, Status::Unsupported, "{}: cpp-ipc is not built here", r.case);
+    assert_eq!(r.reason.as_deref(), Some(ipcbench_cpp_ipc::NOT_BUILT), "{}", r.case);
 }
 
-/// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the JSON.
-fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Value) {
+/// A result's median, which a measured result has.
+fn median_of(r: &CaseResult) -> &Figures {
+    assert_eq!(r.status, Status::Ok, "{} {}: {:?}", r.case, r.library, r.reason);
+    r.median.as_ref().unwrap_or_else(|| panic!("{} {}: no median", r.case, r.library))
+}
+
+/// Every run of a result, every mode's.
+fn runs_of(r: &CaseResult) -> impl Iterator<Item = &RunRecord> {
+    r.modes.iter().flat_map(|m| &m.runs)
+}
+
+/// A run's reports of one role.
+fn reports(run: &RunRecord, role: Role) -> impl Iterator<Item = &RoleReport> {
+    run.roles.iter().filter(move |x| x.role == role)
+}
+
+/// A run's first report of one role.
+fn report_of(run: &RunRecord, role: Role) -> &RoleReport {
+    reports(run, role).next().unwrap_or_else(|| panic!("no {} reported: {run:?}", role.as_str()))
+}
+
+/// What a driving role sent, in all.
+fn sent(x: &RoleReport) -> u64 {
+    x.sending.unwrap_or_else(|| panic!("{} {} sent nothing: {x:?}", x.role.as_str(), x.index)).sent
+}
+
+/// What a driving role sent in the measured window.
+fn measured(x: &RoleReport) -> u64 {
+    x.sending.unwrap_or_else(|| panic!("{} {} sent nothing: {x:?}", x.role.as_str(), x.index)).measured
+}
+
+/// What a receiving role counted.
+fn receiving(x: &RoleReport) -> Receiving {
+    x.receiving.unwrap_or_else(|| panic!("{} {} received nothing: {x:?}", x.role.as_str(), x.index))
+}
+
+/// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the
+/// results, typed.
+fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Document) {
     short(out, &[&["run"], cases].concat())
 }
 
-/// `ipcbench <args>` with short windows into `out`: the driver's pid, its output, the JSON.
-fn short(out: &Path, args: &[&str]) -> (u32, Output, Value) {
+/// `ipcbench <args>` with short windows into `out`: the driver's pid, its output, the results.
+fn short(out: &Path, args: &[&str]) -> (u32, Output, Document) {
     let mut c = bin();
     c.args(args).args(["--runs", "1", "--duration", "120ms", "--warmup", "30ms", "--out"]).arg(out);
     let (pid, output) = to_the_end(&mut c);
-    (pid, output, the_json(out))
+    (pid, output, the_document(out))
 }
 
 /// Runs `c` to its end with its output kept: its pid (the driver's, for the leftover checks) and
@@ -378,7 +399,7 @@ impl RunTest {
         roles: &[&str],
         after: Duration,
         signal: i32,
-    ) -> (u32, std::process::ExitStatus, String, Value) {
+    ) -> (u32, std::process::ExitStatus, String, Document) {
         let line = format!("{line} --out {} -v", self.out());
         let mut driver =
             bin().args(words(&line)).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
@@ -398,7 +419,7 @@ impl RunTest {
                 unsafe { libc::kill(child, signal) };
             }
         }
-        (pid, driver.wait().unwrap(), text, the_json(&self.out))
+        (pid, driver.wait().unwrap(), text, the_document(&self.out))
     }
 }
 

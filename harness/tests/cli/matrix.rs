@@ -1,5 +1,7 @@
 //! Every library through every case it has, the dashes of the rest, `list`, sweeps and skips.
 
+use ipcbench_api::RecvMode;
+
 use super::*;
 
 #[test]
@@ -23,26 +25,24 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
     // The library's known defect (above) is the one failure expected, as documented; any other
     // fails the suite.
-    let known: Vec<String> = doc["results"]
-        .as_array()
-        .unwrap()
+    let known: Vec<String> = doc
+        .results
         .iter()
         .filter(|r| is_fastipcs_failed_reply(r))
-        .map(|r| format!("{} fastipc: {}", r["case"], r["reason"]))
+        .map(|r| format!("{} fastipc: {:?}", r.case, r.reason))
         .collect();
     for k in &known {
         eprintln!("FastIPC's known failed reply (adapters/fastipc/README.md): {k}");
     }
     assert!(result.status.success() || !known.is_empty(), "the run failed:\n{stderr}");
-    assert_eq!(doc["schema_version"], 1);
-    assert_eq!(doc["status"], "complete");
-    assert!(doc["machine"]["cores"].as_u64().unwrap() >= 1);
-    assert!(!doc["machine"]["kernel"].as_str().unwrap().is_empty());
-    assert!(doc["toolchain"]["rustc"].as_str().unwrap().starts_with("rustc "));
-    let cores = doc["machine"]["cores"].as_u64().unwrap();
-    let results = doc["results"].as_array().unwrap();
-    let libs = doc["libraries"].as_array().unwrap();
-    let ids: Vec<&str> = libs.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!(doc.schema_version, 1);
+    assert_eq!(doc.status, results::RunStatus::Complete);
+    assert!(doc.machine.cores >= 1);
+    assert!(!doc.machine.kernel.is_empty());
+    assert!(doc.toolchain["rustc"].starts_with("rustc "), "{:?}", doc.toolchain);
+    let cores = doc.machine.cores;
+    let results = &doc.results;
+    let ids: Vec<&str> = doc.libraries.iter().map(|l| l.id.as_str()).collect();
     assert_eq!(ids, *LIBRARIES, "every library, in order");
     assert_eq!(
         results.len(),
@@ -50,134 +50,140 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
         "every case (22, 8 batch cases, 3 latency cases and a connect case) for every library"
     );
     for r in results.iter().filter(|r| !is_fastipcs_failed_reply(r)) {
-        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
-        let pattern = r["pattern"].as_str().unwrap();
-        let lib_record = libs.iter().find(|l| l["id"] == lib).unwrap();
-        let batch = r.get("batch").is_some();
+        let (case, lib) = (r.case.as_str(), r.library.as_str());
+        let lib_record = doc.libraries.iter().find(|l| l.id == lib).unwrap();
+        let batch = r.batch.is_some();
         assert_eq!(batch, case.starts_with("batch/"), "{case}: the batch is recorded");
         let capability = capability_of(&doc, r);
-        assert_eq!(r["oversubscribed"], r["processes"].as_u64().unwrap() > cores, "{case} {lib}");
-        if capability["supported"] == false {
-            assert_eq!(r["status"], "unsupported", "{case} {lib}");
-            assert_eq!(r["reason"], capability["text"], "{case} {lib}: the dash carries its reason");
+        assert_eq!(r.oversubscribed, r.processes > cores, "{case} {lib}");
+        if !capability.supported {
+            assert_eq!(r.status, Status::Unsupported, "{case} {lib}");
+            assert_eq!(
+                r.reason.as_ref(),
+                Some(&capability.text),
+                "{case} {lib}: the dash carries its reason"
+            );
             continue;
         }
-        assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
-        let median = &r["median"];
-        if pattern == "connect" {
+        let median = median_of(r);
+        if r.pattern == Pattern::Connect {
             latency::figures_of_a_connect_result(r, 3, &format!("{case} {lib}"));
             continue;
         }
-        assert!(median["msgs_per_s"].as_f64().unwrap() > 0.0, "{case} {lib}");
-        let modes: Vec<&str> =
-            r["modes"].as_array().unwrap().iter().map(|m| m["mode"].as_str().unwrap()).collect();
-        let expected: Vec<&str> =
-            lib_record["receive_modes"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
-        assert_eq!(modes, expected, "{case} {lib}: both receive modes are kept");
-        assert_eq!(modes, ["waiting", "polling"], "{case} {lib}: every library is measured both ways");
-        for m in r["modes"].as_array().unwrap() {
-            let median = &m["median"];
-            let cost =
-                |k: &str| median[k].as_f64().unwrap_or_else(|| panic!("{case} {lib} {}: {k}", m["mode"]));
+        assert!(median.msgs_per_s > 0.0, "{case} {lib}");
+        let modes: Vec<RecvMode> = r.modes.iter().map(|m| m.mode).collect();
+        assert_eq!(modes, lib_record.receive_modes, "{case} {lib}: both receive modes are kept");
+        assert_eq!(
+            modes,
+            [RecvMode::Waiting, RecvMode::Polling],
+            "{case} {lib}: every library is measured both ways"
+        );
+        for m in &r.modes {
+            let median = m.median.as_ref().unwrap_or_else(|| panic!("{case} {lib} {}: no median", m.mode));
+            let cost = |k: &str, v: Option<f64>| v.unwrap_or_else(|| panic!("{case} {lib} {}: {k}", m.mode));
             // A latency sender that sent none of its window's messages moved none to divide by.
-            let all_behind = pattern == "latency" && median["msgs_per_s"] == 0.0;
-            assert!(cost("cores_busy") > 0.0 && (all_behind || cost("cpu_ns_per_msg") > 0.0), "{case} {lib}");
-            assert!(cost("peak_rss_bytes") > 1e6, "{case} {lib}");
-            for run in m["runs"].as_array().unwrap() {
-                for role in run["roles"].as_array().unwrap() {
-                    plausible_cost(role, &format!("{case} {lib} {}", m["mode"]));
+            let all_behind = r.pattern == Pattern::Latency && median.msgs_per_s == 0.0;
+            assert!(
+                cost("cores_busy", median.cores_busy) > 0.0
+                    && (all_behind || cost("cpu_ns_per_msg", median.cpu_ns_per_msg) > 0.0),
+                "{case} {lib}"
+            );
+            assert!(cost("peak_rss_bytes", median.peak_rss_bytes) > 1e6, "{case} {lib}");
+            for run in &m.runs {
+                for role in &run.roles {
+                    plausible_cost(role, &format!("{case} {lib} {}", m.mode));
                 }
             }
         }
-        match pattern {
-            "stream-rtt" | "service" => {
-                assert!(median["p50_ns"].as_f64().unwrap() > 0.0, "{case} {lib}");
-                assert!(median["p99_ns"].as_f64().unwrap() >= median["p50_ns"].as_f64().unwrap());
+        match r.pattern {
+            Pattern::StreamRtt | Pattern::Service => {
+                let (p50, p99) = (median.p50_ns.unwrap(), median.p99_ns.unwrap());
+                assert!(p50 > 0.0 && p99 >= p50, "{case} {lib}: {p50} {p99}");
                 latency::histograms_give_the_figures(r, &format!("{case} {lib}"));
             }
-            "latency" => latency::figures_of_a_latency_result(r, &format!("{case} {lib}")),
-            "broadcast" if case.contains("/lossy/") => {
-                let lost = median["lost_share"].as_f64().unwrap();
+            Pattern::Latency => latency::figures_of_a_latency_result(r, &format!("{case} {lib}")),
+            Pattern::Broadcast if case.contains("/lossy/") => {
+                let lost = median.lost_share.unwrap();
                 assert!((0.0..1.0).contains(&lost), "{case} {lib}: {lost}");
             }
-            _ => assert!(median.get("p50_ns").is_none(), "{case} {lib}"),
+            _ => assert!(median.p50_ns.is_none(), "{case} {lib}"),
         }
         // The raw counts agree with the figures: every process reported.
-        for m in r["modes"].as_array().unwrap() {
-            for run in m["runs"].as_array().unwrap() {
-                assert_eq!(run["roles"].as_array().unwrap().len() as u64, r["processes"].as_u64().unwrap());
-                if pattern == "stream" || pattern == "latency" || (batch && pattern == "broadcast") {
-                    let roles = run["roles"].as_array().unwrap();
-                    let sender = roles.iter().find(|x| x["role"] == "sender" || x["role"] == "publisher");
-                    let sent = sender.unwrap()["sent"].as_u64().unwrap();
-                    for receiver in
-                        roles.iter().filter(|x| x["role"] == "receiver" || x["role"] == "subscriber")
-                    {
-                        let got = receiver["received"].as_u64().unwrap();
-                        assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
-                    }
-                    assert!(sent > 0);
-                    if let Some(n) = r["batch"].as_u64() {
-                        assert_eq!(sent % n, 0, "{case} {lib}: the sender sent whole batches");
-                    }
+        for run in runs_of(r) {
+            assert_eq!(run.roles.len(), r.processes, "{case} {lib}");
+            if matches!(r.pattern, Pattern::Stream | Pattern::Latency)
+                || (batch && r.pattern == Pattern::Broadcast)
+            {
+                let sender = run.roles.iter().find(|x| matches!(x.role, Role::Sender | Role::Publisher));
+                let sent = sent(sender.unwrap());
+                for receiver in
+                    run.roles.iter().filter(|x| matches!(x.role, Role::Receiver | Role::Subscriber))
+                {
+                    let got = receiving(receiver).received;
+                    assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
+                }
+                assert!(sent > 0);
+                if let Some(n) = r.batch {
+                    assert_eq!(sent % n as u64, 0, "{case} {lib}: the sender sent whole batches");
                 }
             }
         }
     }
     for dash in ["broadcast/lossless/1sub/16B", "broadcast/lossy/4sub/1KiB", "queue/4x4/16B"] {
-        assert_eq!(results_of(&doc, dash, "uds")["status"], "unsupported");
+        assert_eq!(result_in(&doc, dash, "uds").status, Status::Unsupported);
     }
+    let status = |has: bool| if has { Status::Ok } else { Status::Unsupported };
     // NNG's pub0 has no lossless mode; everything else of ZeroMQ and NNG but the batches runs.
     for lib in ["zmq", "nng"] {
-        for r in results.iter().filter(|r| r["library"] == lib) {
-            let case = r["case"].as_str().unwrap();
+        for r in results.iter().filter(|r| r.library == lib) {
+            let case = r.case.as_str();
             let dash =
                 (lib == "nng" && case.starts_with("broadcast/lossless/")) || case.starts_with("batch/");
-            assert_eq!(r["status"], if dash { "unsupported" } else { "ok" }, "{} {lib}", r["case"]);
+            assert_eq!(r.status, status(!dash), "{case} {lib}");
         }
     }
-    let nng = results_of(&doc, "broadcast/lossless/4sub/16B", "nng");
-    assert!(nng["reason"].as_str().unwrap().contains("pub0 always drops"), "{}", nng["reason"]);
+    let nng = result_in(&doc, "broadcast/lossless/4sub/16B", "nng");
+    assert!(nng.reason.as_deref().unwrap().contains("pub0 always drops"), "{:?}", nng.reason);
     // ipc-channel, pipes, FIFOs and the control: streams and round trips only.
-    let two =
-        |r: &&Value| matches!(r["library"].as_str().unwrap(), "ipc-channel" | "pipe" | "fifo" | "shm-ring");
+    let two = |r: &&CaseResult| matches!(r.library.as_str(), "ipc-channel" | "pipe" | "fifo" | "shm-ring");
     for r in results.iter().filter(two) {
-        let has = matches!(family(r), "stream" | "stream-rtt") && r.get("batch").is_none();
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+        let has = matches!(family(r), Pattern::Stream | Pattern::StreamRtt) && r.batch.is_none();
+        assert_eq!(r.status, status(has), "{} {}", r.case, r.library);
     }
     // iceoryx2 has no work queue; its services run, each request answered by every server,
     // which the cases of several servers say beside the figure.
-    for r in results.iter().filter(|r| r["library"] == "iceoryx2") {
-        let case = r["case"].as_str().unwrap();
-        let dash = r["pattern"] == "queue" || r.get("batch").is_some();
-        assert_eq!(r["status"], if dash { "unsupported" } else { "ok" }, "{case} iceoryx2");
+    for r in results.iter().filter(|r| r.library == "iceoryx2") {
+        let case = r.case.as_str();
+        let dash = r.pattern == Pattern::Queue || r.batch.is_some();
+        assert_eq!(r.status, status(!dash), "{case} iceoryx2");
         let shared = case.starts_with("service/4c4s");
-        assert_eq!(r["note"].as_str().is_some_and(|n| n.contains("do not share a load")), shared, "{case}");
+        assert_eq!(r.note.as_deref().is_some_and(|n| n.contains("do not share a load")), shared, "{case}");
     }
-    assert!(results.iter().filter(|r| r["library"] != "iceoryx2").all(|r| r.get("note").is_none()));
+    assert!(results.iter().filter(|r| r.library != "iceoryx2").all(|r| r.note.is_none()));
     let stdout_text = String::from_utf8_lossy(&result.stdout);
     assert!(stdout_text.contains("† every server answered every request"), "{stdout_text}");
     // Aeron: streams, round trips and the lossless broadcasts; the rest are dashes.
-    for r in results.iter().filter(|r| r["library"] == "aeron") {
-        let case = r["case"].as_str().unwrap();
-        let has = matches!(family(r), "stream" | "stream-rtt") || case.contains("/lossless/");
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{case} aeron");
+    for r in results.iter().filter(|r| r.library == "aeron") {
+        let has = matches!(family(r), Pattern::Stream | Pattern::StreamRtt) || r.case.contains("/lossless/");
+        assert_eq!(r.status, status(has), "{} aeron", r.case);
     }
     // The batch cases run for the two libraries with batch calls, and are dashes for the rest.
-    for r in results.iter().filter(|r| r.get("batch").is_some()) {
-        let has = matches!(r["library"].as_str().unwrap(), "fastipc" | "aeron");
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    for r in results.iter().filter(|r| r.batch.is_some()) {
+        let has = matches!(r.library.as_str(), "fastipc" | "aeron");
+        assert_eq!(r.status, status(has), "{} {}", r.case, r.library);
     }
     // Unix sockets (stream and seqpacket) and TCP: streams, round trips and services.
-    let sockets = |r: &&Value| matches!(r["library"].as_str().unwrap(), "uds" | "uds-seqpacket" | "tcp");
+    let sockets = |r: &&CaseResult| matches!(r.library.as_str(), "uds" | "uds-seqpacket" | "tcp");
     for r in results.iter().filter(sockets) {
-        let has = matches!(family(r), "stream" | "stream-rtt" | "service") && r.get("batch").is_none();
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+        let has =
+            matches!(family(r), Pattern::Stream | Pattern::StreamRtt | Pattern::Service) && r.batch.is_none();
+        assert_eq!(r.status, status(has), "{} {}", r.case, r.library);
     }
     // Boost's message_queue and POSIX message queues: streams, round trips and work queues.
-    for r in results.iter().filter(|r| r["library"] == "posix-mq" || r["library"] == "boost") {
-        let has = matches!(family(r), "stream" | "stream-rtt" | "queue") && r.get("batch").is_none();
-        assert_eq!(r["status"], if has { "ok" } else { "unsupported" }, "{} {}", r["case"], r["library"]);
+    for r in results.iter().filter(|r| r.library == "posix-mq" || r.library == "boost") {
+        let has =
+            matches!(family(r), Pattern::Stream | Pattern::StreamRtt | Pattern::Queue) && r.batch.is_none();
+        assert_eq!(r.status, status(has), "{} {}", r.case, r.library);
     }
     let last = format!("[{n}/{n}]", n = results.len());
     assert!(stderr.contains(&last), "progress is shown:\n{stderr}");
@@ -189,28 +195,27 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
     t.nothing_left(pid);
 }
 
-/// A role's cost, if it measured one: some CPU time, at most its window times its threads (and
-/// a scheduler tick), context switches counted, its peak memory and threads.
 /// The pattern whose capability a result's case needs: a latency or connect case is a stream.
-fn family(r: &Value) -> &str {
-    match r["pattern"].as_str().unwrap() {
-        "latency" | "connect" => "stream",
+fn family(r: &CaseResult) -> Pattern {
+    match r.pattern {
+        Pattern::Latency | Pattern::Connect => Pattern::Stream,
         p => p,
     }
 }
 
-fn plausible_cost(role: &Value, what: &str) {
-    let Some(cost) = role.get("cost") else {
+/// A role's cost, if it measured one: some CPU time, at most its window times its threads (and
+/// a scheduler tick), its peak memory and threads.
+fn plausible_cost(role: &RoleReport, what: &str) {
+    let Some(cost) = role.cost else {
         return;
     };
-    let get = |k: &str| cost[k].as_u64().unwrap_or_else(|| panic!("{what}: {k} in {cost}"));
-    let (window, threads) = (get("window_ns"), get("threads"));
-    let cpu = get("user_ns") + get("system_ns");
-    assert!(window > 0 && threads >= 1, "{what}: {cost}");
-    assert!(cpu > 0, "{what} {}: a role that ran cost some CPU time: {cost}", role["role"]);
-    assert!(cpu <= window * threads + 10_000_000, "{what} {}: {cpu} ns of CPU in {cost}", role["role"]);
-    assert!(get("peak_rss_bytes") > 1 << 20, "{what}: {cost}");
-    let _ = (get("voluntary_switches"), get("involuntary_switches"));
+    let (window, threads) = (cost.window_ns, cost.threads);
+    let cpu = cost.user_ns + cost.system_ns;
+    let who = role.role.as_str();
+    assert!(window > 0 && threads >= 1, "{what}: {cost:?}");
+    assert!(cpu > 0, "{what} {who}: a role that ran cost some CPU time: {cost:?}");
+    assert!(cpu <= window * threads + 10_000_000, "{what} {who}: {cpu} ns of CPU in {cost:?}");
+    assert!(cost.peak_rss_bytes > 1 << 20, "{what}: {cost:?}");
 }
 
 /// A spinning receiver keeps its core busy, a sleeping one does not: the control's round trip,
@@ -220,26 +225,25 @@ fn a_spinning_role_keeps_a_core_busy_and_a_sleeping_one_does_not() {
     let t = RunTest::new("spin");
     let (pid, output, doc) = short_run(&t.out, &["stream-rtt/16B", "--lib", "shm-ring"]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let r = results_of(&doc, "stream-rtt/16B", "shm-ring");
-    let busy = |mode: &str| -> Vec<f64> {
-        let m = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == mode).unwrap();
-        let roles = m["runs"][0]["roles"].as_array().unwrap();
-        roles
+    let r = result_in(&doc, "stream-rtt/16B", "shm-ring");
+    let busy = |mode: RecvMode| -> Vec<f64> {
+        let m = r.modes.iter().find(|m| m.mode == mode).unwrap();
+        m.runs[0]
+            .roles
             .iter()
             .map(|role| {
-                plausible_cost(role, mode);
-                let c = &role["cost"];
-                let cpu = c["user_ns"].as_u64().unwrap() + c["system_ns"].as_u64().unwrap();
-                cpu as f64 / c["window_ns"].as_u64().unwrap() as f64
+                plausible_cost(role, mode.as_str());
+                let c = role.cost.unwrap_or_else(|| panic!("{mode}: {role:?} measured no cost"));
+                (c.user_ns + c.system_ns) as f64 / c.window_ns as f64
             })
             .collect()
     };
     // Two processes on two cores: each spins on a core of its own, near one core busy.
-    for b in busy("polling") {
+    for b in busy(RecvMode::Polling) {
         assert!(b > 0.6, "a polling role: {b:.2} cores");
     }
     // Waiting, each side sleeps while the other works: together at most a little over one core.
-    let waiting: f64 = busy("waiting").iter().sum();
+    let waiting: f64 = busy(RecvMode::Waiting).iter().sum();
     assert!(waiting < 1.5, "two waiting roles: {waiting:.2} cores");
     t.nothing_left(pid);
 }
@@ -251,22 +255,20 @@ fn the_buffer_reaches_every_library() {
     let t = RunTest::new("buffer");
     let (pid, output, doc) = short_run(&t.out, &["stream/16B", "--buffer", "64KiB"]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(doc["settings"]["buffer_bytes"], 65536);
-    let msg_max: u64 =
+    assert_eq!(doc.settings.config.buffer, Some(65536));
+    let msg_max: usize =
         std::fs::read_to_string("/proc/sys/fs/mqueue/msg_max").unwrap().trim().parse().unwrap();
     for &lib in LIBRARIES.iter() {
-        let r = results_of(&doc, "stream/16B", lib);
+        let r = result_in(&doc, "stream/16B", lib);
         if lib == "cpp-ipc" && !ipcbench_cpp_ipc::BUILT {
             assert_not_built(r);
             continue;
         }
-        assert_eq!(r["status"], "ok", "{lib}: {}", r["reason"]);
-        for m in r["modes"].as_array().unwrap() {
-            let roles = m["runs"][0]["roles"].as_array().unwrap();
-            let receiver = roles.iter().find(|x| x["role"] == "receiver").unwrap();
-            let b = &receiver["buffer"];
-            let (messages, bytes, how) =
-                (b["messages"].as_u64(), b["bytes"].as_u64(), b["how"].as_str().unwrap());
+        assert_eq!(r.status, Status::Ok, "{lib}: {:?}", r.reason);
+        for m in &r.modes {
+            let receiver = report_of(&m.runs[0], Role::Receiver);
+            let b = receiver.buffer.as_ref().unwrap_or_else(|| panic!("{lib}: no buffer reported"));
+            let (messages, bytes, how) = (b.messages, b.bytes, b.how.as_str());
             let expected = match lib {
                 "zmq" | "nng" | "iceoryx2" | "boost" | "shm-ring" => (Some(4096), Some(65536)),
                 "posix-mq" => (Some(msg_max.min(4096)), Some(msg_max.min(4096) * 16)),
@@ -278,7 +280,7 @@ fn the_buffer_reaches_every_library() {
                 "cpp-ipc" => (Some(256), Some(256 * 64)),
                 other => panic!("{other}: which depth does it have?"),
             };
-            assert_eq!((messages, bytes), expected, "{lib} {}: {how}", m["mode"]);
+            assert_eq!((messages, bytes), expected, "{lib} {}: {how}", m.mode);
             let reached = !matches!(lib, "ipc-channel" | "cpp-ipc");
             assert!(how.contains("--buffer"), "{lib}: says what set it: {how}");
             assert_eq!(how.contains("does not reach"), !reached, "{lib}: {how}");
@@ -312,9 +314,9 @@ fn cpp_ipc_is_built_when_its_source_is_named_and_says_how_when_not() {
     let t = RunTest::new("cpp-ipc-absent");
     let (pid, output, doc) = short_run(&t.out, &["stream/16B", "stream-rtt/16B", "--lib", "cpp-ipc,uds"]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert_not_built(results_of(&doc, "stream/16B", "cpp-ipc"));
-    assert_not_built(results_of(&doc, "stream-rtt/16B", "cpp-ipc"));
-    assert_eq!(results_of(&doc, "stream-rtt/16B", "uds")["status"], "ok");
+    assert_not_built(result_in(&doc, "stream/16B", "cpp-ipc"));
+    assert_not_built(result_in(&doc, "stream-rtt/16B", "cpp-ipc"));
+    assert_eq!(result_in(&doc, "stream-rtt/16B", "uds").status, Status::Ok);
     t.nothing_left(pid);
 }
 
@@ -349,8 +351,8 @@ fn a_sweep_runs_streams_and_round_trips_draws_them_against_size_and_dashes_what_
     let (pid, output, doc) =
         short(&t.out, &["sweep", "--sizes", "8,1KiB,64KiB,16MiB", "--lib", &libs.join(",")]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let results = doc["results"].as_array().unwrap();
-    let mut cases: Vec<&str> = results.iter().map(|r| r["case"].as_str().unwrap()).collect();
+    let results = &doc.results;
+    let mut cases: Vec<&str> = results.iter().map(|r| r.case.as_str()).collect();
     cases.dedup();
     assert_eq!(
         cases,
@@ -367,33 +369,27 @@ fn a_sweep_runs_streams_and_round_trips_draws_them_against_size_and_dashes_what_
     );
     assert_eq!(results.len(), 8 * libs.len());
     for r in results.iter().filter(|r| !is_fastipcs_failed_reply(r)) {
-        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
-        let size = r["size"].as_u64().unwrap();
-        assert!(case.ends_with(&format!("/{}", ipcbench::matrix::size_label(size as usize))), "{case}");
+        let (case, lib, size) = (r.case.as_str(), r.library.as_str(), r.size);
+        assert!(case.ends_with(&format!("/{}", ipcbench::matrix::size_label(size))), "{case}");
         if lib == "posix-mq" && size > 8192 {
             // Above the system's msgsize_max: a dash that says so.
-            assert_eq!(r["status"], "unsupported", "{case} {lib}");
-            let reason = r["reason"].as_str().unwrap();
+            assert_eq!(r.status, Status::Unsupported, "{case} {lib}");
+            let reason = r.reason.as_deref().unwrap();
             assert!(
                 reason.contains(&format!("messages of {size} bytes")) && reason.contains("msgsize_max"),
                 "{reason}"
             );
             continue;
         }
-        assert_eq!(r["status"], "ok", "{case} {lib}: {}", r["reason"]);
-        for m in r["modes"].as_array().unwrap() {
-            for run in m["runs"].as_array().unwrap() {
-                let roles = run["roles"].as_array().unwrap();
-                let count = |role: &str, key: &str| {
-                    roles.iter().find(|x| x["role"] == role).unwrap()[key].as_u64().unwrap()
-                };
-                if r["pattern"] == "stream" {
-                    let sent = count("sender", "sent");
-                    assert!(sent > 0, "{case} {lib}");
-                    assert_eq!(sent, count("receiver", "received"), "{case} {lib}: every message arrived");
-                } else {
-                    assert!(count("pinger", "sent") > 0, "{case} {lib}");
-                }
+        assert_eq!(r.status, Status::Ok, "{case} {lib}: {:?}", r.reason);
+        for run in runs_of(r) {
+            if r.pattern == Pattern::Stream {
+                let sent = sent(report_of(run, Role::Sender));
+                assert!(sent > 0, "{case} {lib}");
+                let received = receiving(report_of(run, Role::Receiver)).received;
+                assert_eq!(sent, received, "{case} {lib}: every message arrived");
+            } else {
+                assert!(sent(report_of(run, Role::Pinger)) > 0, "{case} {lib}");
             }
         }
     }
@@ -440,14 +436,13 @@ fn skip_oversubscribed_leaves_those_cases_out() {
         "run queue/4x4/16B --lib fastipc --runs 1 --duration 50ms --warmup 10ms --skip-oversubscribed --out {o}"
     )));
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let doc = the_json(&out);
-    let result = results_of(&doc, "queue/4x4/16B", "fastipc");
-    let cores = doc["machine"]["cores"].as_u64().unwrap();
-    if cores < 8 {
-        assert_eq!(result["status"], "skipped");
-        assert!(result["reason"].as_str().unwrap().contains("8 processes"));
+    let doc = the_document(&out);
+    let result = result_in(&doc, "queue/4x4/16B", "fastipc");
+    if doc.machine.cores < 8 {
+        assert_eq!(result.status, Status::Skipped);
+        assert!(result.reason.as_deref().unwrap().contains("8 processes"), "{:?}", result.reason);
     } else {
-        assert_eq!(result["status"], "ok");
+        assert_eq!(result.status, Status::Ok);
     }
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -82,10 +82,10 @@ fn the_packaged_archive_runs_from_an_empty_folder_with_target_out_of_reach() {
         .arg(&results),
     );
     assert!(output.status.success(), "a run from the archive: {}", String::from_utf8_lossy(&output.stderr));
-    let doc = the_json(&results);
+    let doc = the_document(&results);
     for lib in ["fastipc", "uds"] {
-        let r = results_of(&doc, "stream-rtt/16B", lib);
-        assert_eq!(r["status"], "ok", "{lib}: {}", r["reason"]);
+        let r = result_in(&doc, "stream-rtt/16B", lib);
+        assert_eq!(r.status, Status::Ok, "{lib}: {:?}", r.reason);
     }
     t.nothing_left(pid);
 }

@@ -50,12 +50,12 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
     let md = std::fs::read_to_string(again.join("report.md")).unwrap();
     let header = md.lines().find(|l| l.starts_with("| case |")).unwrap();
     assert_eq!(header, "| case | figure | fastipc | uds | posix-mq |");
-    let results = doc["results"].as_array().unwrap();
+    let results = &doc.results;
     assert_eq!(results.len(), 9);
     let csv = std::fs::read_to_string(again.join("medians.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + results.len(), "a line per result:\n{csv}");
     for r in results {
-        let (case, lib) = (r["case"].as_str().unwrap(), r["library"].as_str().unwrap());
+        let (case, lib) = (r.case.as_str(), r.library.as_str());
         let column = ["fastipc", "uds", "posix-mq"].iter().position(|l| *l == lib).unwrap();
         let row: Vec<&str> = row_of(&md, case).split(" | ").collect();
         let cell = row[column + 2].trim_end_matches(" |");
@@ -63,20 +63,19 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
             .lines()
             .find(|l| l.contains(&format!(",{case},")) && l.contains(&format!(",{lib},")))
             .unwrap();
-        if r["status"] == "unsupported" {
+        if r.status == Status::Unsupported {
             assert!(cell.starts_with("— ["), "{case} {lib}: a dash with its footnote, not {cell:?}");
             assert!(line.contains(",unsupported,"), "{line}");
             continue;
         }
-        assert_eq!(r["status"], "ok", "{case} {lib}");
-        let median = &r["median"];
+        let median = median_of(r);
         // The CSV carries the JSON's medians exactly; the table, as the terminal prints them.
         // The first field, the machine's name, is quoted (it holds commas).
         let rest = line.strip_prefix('"').and_then(|l| l.split_once("\",")).map_or(line, |(_, r)| r);
         let rate: f64 = rest.split(',').nth(7).unwrap().parse().unwrap();
-        assert_eq!(rate, median["msgs_per_s"].as_f64().unwrap(), "{line}");
+        assert_eq!(rate, median.msgs_per_s, "{line}");
         // Three significant digits of the figure the row names, in the row's unit.
-        let raw = if case.starts_with("stream-rtt") { median["p50_ns"].as_f64().unwrap() } else { rate };
+        let raw = if case.starts_with("stream-rtt") { median.p50_ns.unwrap() } else { rate };
         assert!(
             (value(cell, row[1]) - raw).abs() <= raw * 0.005,
             "{case} {lib}: {cell:?} is not {raw} in {}",
@@ -112,7 +111,7 @@ fn a_report_is_rebuilt_from_json_alone_and_machines_merge() {
 
     // A second machine: the same results, said to come from another machine, merge into one
     // table with a column per machine.
-    let mut other = doc.clone();
+    let mut other = the_json(&t.out);
     other["machine"]["os"] = "Ubuntu 24.04 LTS".into();
     other["machine"]["cores"] = 8.into();
     other["machine"]["hypervisor"] = Value::Null;

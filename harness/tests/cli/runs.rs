@@ -1,5 +1,7 @@
 //! Runs that are interrupted, killed, resumed, run side by side, or interleaved.
 
+use ipcbench::results::{Failure, RunStatus};
+
 use super::*;
 
 /// SIGINT or SIGTERM to the driver in its second case: the children stop, what is done is kept,
@@ -16,10 +18,10 @@ fn interrupt_the_driver(signal: i32) {
     let status = driver.wait().unwrap();
     assert!(started.elapsed() < Duration::from_secs(5), "the driver stops promptly");
     assert_eq!(status.code(), Some(130), "the exit code says interrupted");
-    let doc = the_json(&t.out);
-    assert_eq!(doc["status"], "interrupted");
-    assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
-    assert_eq!(results_of(&doc, "stream-rtt/16B", "iceoryx2")["status"], "interrupted");
+    let doc = the_document(&t.out);
+    assert_eq!(doc.status, RunStatus::Interrupted);
+    assert_eq!(result_in(&doc, "stream/16B", "iceoryx2").status, Status::Ok);
+    assert_eq!(result_in(&doc, "stream-rtt/16B", "iceoryx2").status, Status::Interrupted);
     // Its killed children's shared memory (and the segment iceoryx2 keeps on purpose) is gone.
     t.nothing_left(pid);
 }
@@ -46,8 +48,10 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     // SAFETY: the driver's pid, which this test started.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     driver.wait().unwrap();
+    // The file is whole, as last written: the crate reads it, and its cases done stay as
+    // written, key for key.
+    assert_eq!(the_document(&t.out).status, RunStatus::Running, "the file as last written");
     let killed = the_json(&t.out);
-    assert_eq!(killed["status"], "running", "the file is whole JSON, as last written");
     let done = killed["results"].as_array().unwrap().len();
     assert!((3..10).contains(&done), "{done} results kept");
     // The children die with their driver (PR_SET_PDEATHSIG).
@@ -73,17 +77,17 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     let said = format!("killed before they could clean up left (pid {pid}): ");
     assert!(text.contains(&said) && text.contains(&format!("{}", run_dir.display())), "{text}");
     assert!(text.contains(&format!("resuming: {done} of 10 done before")), "{text}");
-    let doc = the_json(&t.out);
-    assert_eq!(doc["status"], "complete");
-    assert_eq!(doc["resumed"].as_array().unwrap().len(), 1);
-    let results = doc["results"].as_array().unwrap();
-    assert_eq!(results.len(), 10);
+    let kept = the_json(&t.out);
     assert_eq!(
-        results[..done],
+        kept["results"].as_array().unwrap()[..done],
         killed["results"].as_array().unwrap()[..],
         "the cases done are kept as they were"
     );
-    assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
+    let doc = the_document(&t.out);
+    assert_eq!(doc.status, RunStatus::Complete);
+    assert_eq!(doc.resumed.len(), 1);
+    assert_eq!(doc.results.len(), 10);
+    assert!(doc.results.iter().all(|r| r.status == Status::Ok), "{:?}", doc.results);
     assert_refused(&["run", "--resume", file.to_str().unwrap()], &["is complete", "nothing to resume"]);
     assert_nothing_left(resumed_pid, &t.shm_before);
     t.nothing_left(pid);
@@ -111,22 +115,12 @@ fn two_runs_at_once_do_not_collide_and_each_warns_of_the_other() {
     assert!(b_output.status.success(), "{b_text}");
     for (text, other, out) in [(&a_text[..], b_pid, &a_out), (&b_text[..], a_pid, &b_out)] {
         assert!(text.contains(&format!("another ipcbench run (pid {other}) is running")), "{text}");
-        let doc = the_json(out);
-        let results = doc["results"].as_array().unwrap();
-        for r in results {
-            assert_eq!(
-                r["status"],
-                expected_status(&doc, r),
-                "{} {}: {}",
-                r["case"],
-                r["library"],
-                r["reason"]
-            );
+        let doc = the_document(out);
+        for r in &doc.results {
+            assert_eq!(r.status, expected_status(&doc, r), "{} {}: {:?}", r.case, r.library, r.reason);
         }
         assert!(
-            results
-                .iter()
-                .any(|r| r["concurrent_runs"].as_array().is_some_and(|p| p.contains(&other.into()))),
+            doc.results.iter().any(|r| r.concurrent_runs.contains(&other)),
             "the results record the other run"
         );
     }
@@ -153,33 +147,29 @@ fn more_runs_interleaved_alternate_the_libraries_and_record_their_spread() {
         }
     }
     assert_eq!(trials, expected, "round by round: A B A B");
-    let doc = the_json(&t.out);
-    assert_eq!(doc["settings"]["order"], "interleaved");
+    let doc = the_document(&t.out);
+    assert_eq!(doc.settings.config.order, results::Order::Interleaved);
     for lib in ["fastipc", "uds"] {
-        let r = results_of(&doc, "stream/16B", lib);
-        assert!(
-            r["modes"].as_array().unwrap().iter().all(|m| m["runs"].as_array().unwrap().len() == 4),
-            "{r}"
-        );
-        let best = r["modes"].as_array().unwrap().iter().find(|m| m["mode"] == r["best_mode"]).unwrap();
+        let r = result_in(&doc, "stream/16B", lib);
+        assert!(r.modes.iter().all(|m| m.runs.len() == 4), "{r:?}");
+        let best = r.best().expect("the better mode's runs");
         // The spread is of the runs in the result's host state, or of every run where the mode
         // has none in it (the host moved between the modes' runs).
-        let runs = best["runs"].as_array().unwrap();
-        let state = &r["host_state"]["state"];
-        let in_state = |x: &&Value| state.is_null() || x["state"] == *state;
-        let counted: Vec<&Value> = if runs.iter().any(|x| in_state(&x)) {
-            runs.iter().filter(in_state).collect()
+        let state = r.state();
+        let in_state = |x: &&RunRecord| state.is_none() || x.state.as_deref() == state;
+        let counted: Vec<&RunRecord> = if best.runs.iter().any(|x| in_state(&x)) {
+            best.runs.iter().filter(in_state).collect()
         } else {
-            runs.iter().collect()
+            best.runs.iter().collect()
         };
-        let rates: Vec<f64> = counted.iter().map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap()).collect();
-        let spread = &r["spread"];
+        let rates: Vec<f64> = counted.iter().map(|x| x.figures.msgs_per_s).collect();
+        let spread = r.spread.as_ref().expect("a spread of 4 runs");
         let (min, max) =
             (rates.iter().copied().fold(f64::MAX, f64::min), rates.iter().copied().fold(0.0, f64::max));
-        let median = r["median"]["msgs_per_s"].as_f64().unwrap();
-        assert_eq!(spread["figure"], "msgs_per_s");
-        assert_eq!((spread["min"].as_f64().unwrap(), spread["max"].as_f64().unwrap()), (min, max));
-        assert!((spread["relative"].as_f64().unwrap() - (max - min) / median).abs() < 1e-9, "{spread}");
+        let median = median_of(r).msgs_per_s;
+        assert_eq!(spread.figure, results::Figure::MsgsPerS);
+        assert_eq!((spread.min, spread.max), (min, max));
+        assert!((spread.relative - (max - min) / median).abs() < 1e-9, "{spread:?}");
         let noisy = (max - min) / median > 0.10;
         let line =
             text.lines().find(|l| l.contains(&format!("stream/16B {lib}")) && l.starts_with('[')).unwrap();
@@ -199,16 +189,12 @@ fn an_iceoryx2_child_stops_on_sigterm_and_leaves_nothing() {
     let (pid, status, stderr, doc) =
         t.run_and_signal(line, &["subscriber"], Duration::from_millis(600), libc::SIGTERM);
     assert_eq!(status.code(), Some(1), "{stderr}");
-    let r = results_of(&doc, "broadcast/lossless/1sub/16B", "iceoryx2");
-    assert_eq!(r["status"], "failed");
-    assert_eq!(r["failure"]["kind"], "killed", "{r}");
-    assert_eq!((&r["failure"]["role"], &r["failure"]["signal"]), (&"subscriber 0".into(), &15.into()), "{r}");
-    assert!(
-        r["reason"].as_str().unwrap().contains("subscriber 0 was killed by signal 15"),
-        "{}",
-        r["reason"]
-    );
-    assert_eq!(results_of(&doc, "stream/16B", "iceoryx2")["status"], "ok");
+    let r = result_in(&doc, "broadcast/lossless/1sub/16B", "iceoryx2");
+    assert_eq!(r.status, Status::Failed);
+    assert_eq!(r.failure, Some(Failure::Killed { role: "subscriber 0".into(), signal: 15 }), "{r:?}");
+    let reason = r.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("subscriber 0 was killed by signal 15"), "{reason}");
+    assert_eq!(result_in(&doc, "stream/16B", "iceoryx2").status, Status::Ok);
     assert!(had_default_root || !default_root.exists(), "nothing in iceoryx2's default root");
     t.nothing_left(pid);
 }
@@ -222,44 +208,29 @@ fn an_interleaved_run_interrupted_mid_round_is_resumed_whole() {
     // SAFETY: the driver's pid, which this test started.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     assert_eq!(driver.wait().unwrap().code(), Some(130));
-    let doc = the_json(&t.out);
-    assert_eq!(doc["status"], "interrupted");
+    let doc = the_document(&t.out);
+    assert_eq!(doc.status, RunStatus::Interrupted);
     for lib in ["uds", "pipe"] {
         // Both had runs to go: neither median stands on fewer runs than asked for.
-        assert_eq!(results_of(&doc, "stream/16B", lib)["status"], "interrupted", "{lib}");
+        assert_eq!(result_in(&doc, "stream/16B", lib).status, Status::Interrupted, "{lib}");
     }
     let file = the_json_path(&t.out);
     let out = ipcbench(&["run", "--resume", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = the_json(&t.out);
-    assert_eq!(doc["status"], "complete");
-    assert_eq!(doc["settings"]["order"], "interleaved");
+    let doc = the_document(&t.out);
+    assert_eq!(doc.status, RunStatus::Complete);
+    assert_eq!(doc.settings.config.order, results::Order::Interleaved);
     for lib in ["uds", "pipe"] {
-        let r = results_of(&doc, "stream/16B", lib);
-        assert_eq!(r["status"], "ok", "{lib}: {r}");
-        assert_eq!(r["modes"][0]["runs"].as_array().unwrap().len(), 3, "{lib}: every run, again");
+        let r = result_in(&doc, "stream/16B", lib);
+        assert_eq!(r.status, Status::Ok, "{lib}: {r:?}");
+        assert_eq!(r.modes[0].runs.len(), 3, "{lib}: every run, again");
     }
     t.nothing_left(pid);
 }
 
 /// The CPU each role ran on, per receive mode and run: (role, index, cpu).
-fn cpus_of(result: &Value) -> Vec<Vec<(String, u64, Option<u64>)>> {
-    result["modes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["runs"].as_array().unwrap())
-        .map(|run| {
-            run["roles"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| {
-                    (r["role"].as_str().unwrap().to_string(), r["index"].as_u64().unwrap(), r["cpu"].as_u64())
-                })
-                .collect()
-        })
-        .collect()
+fn cpus_of(result: &CaseResult) -> Vec<Vec<(Role, usize, Option<usize>)>> {
+    runs_of(result).map(|run| run.roles.iter().map(|r| (r.role, r.index, r.cpu)).collect()).collect()
 }
 
 #[test]
@@ -270,23 +241,23 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
         short(&t.out, &words("run stream-rtt/16B service/4c1s/16B --lib uds,aeron,zmq --pin"));
     let text = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{text}");
-    assert_eq!(doc["settings"]["pin"], "spread");
+    assert_eq!(doc.settings.config.pin, Some(results::Pin::Spread));
     let cpus = ipcbench::machine::allowed_cpus();
     let roles = |case: &str| ipcbench::matrix::find(case).unwrap().roles();
     for lib in ["uds", "aeron", "zmq"] {
         for case in ["stream-rtt/16B", "service/4c1s/16B"] {
-            let r = results_of(&doc, case, lib);
-            if r["status"] == "unsupported" {
+            let r = result_in(&doc, case, lib);
+            if r.status == Status::Unsupported {
                 continue;
             }
-            assert_eq!(r["status"], "ok", "{r}");
+            assert_eq!(r.status, Status::Ok, "{r:?}");
             for run in cpus_of(r) {
                 for (i, (role, index)) in roles(case).iter().enumerate() {
-                    let seen = run.iter().find(|x| x.0 == role.as_str() && x.1 == *index as u64).unwrap();
-                    assert_eq!(seen.2, Some(cpus[i % cpus.len()] as u64), "{case} {lib} {seen:?}");
+                    let seen = run.iter().find(|x| x.0 == *role && x.1 == *index).unwrap();
+                    assert_eq!(seen.2, Some(cpus[i % cpus.len()]), "{case} {lib} {seen:?}");
                 }
             }
-            let placement = r["placement"].as_str().unwrap();
+            let placement = r.placement.as_deref().unwrap();
             assert!(placement.contains(&format!("CPU {}: ", cpus[0])), "{placement}");
             if roles(case).len() > cpus.len() {
                 assert!(placement.starts_with(&format!("5 roles on {} CPU", cpus.len())), "{placement}");
@@ -299,12 +270,12 @@ fn pinned_roles_run_on_the_cpus_the_results_record() {
     let (pid, output, doc) = short(&t.out, &words("run stream/16B --lib shm-ring,uds --pin=same-core"));
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     for lib in ["shm-ring", "uds"] {
-        let r = results_of(&doc, "stream/16B", lib);
-        assert_eq!(r["status"], "ok", "{r}");
-        assert!(cpus_of(r).iter().flatten().all(|x| x.2 == Some(cpus[0] as u64)), "{r}");
+        let r = result_in(&doc, "stream/16B", lib);
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        assert!(cpus_of(r).iter().flatten().all(|x| x.2 == Some(cpus[0])), "{r:?}");
         assert_eq!(
-            r["placement"],
-            format!("2 roles on 1 CPU, shared; CPU {}: receiver 0, sender 0", cpus[0])
+            r.placement.as_deref(),
+            Some(format!("2 roles on 1 CPU, shared; CPU {}: receiver 0, sender 0", cpus[0]).as_str())
         );
     }
     t.nothing_left(pid);
@@ -321,23 +292,23 @@ fn runs_auto_goes_on_until_each_figure_resolves_or_the_cap() {
     let output = driver.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{text}");
-    let doc = the_json(&t.out);
-    assert_eq!(doc["settings"]["runs_auto"]["max_runs"], 5);
-    assert_eq!(doc["settings"]["runs_auto"]["resolve"], 0.001);
-    assert_eq!(doc["settings"]["verify"], "sample", "the check is recorded");
+    let doc = the_document(&t.out);
+    let config = &doc.settings.config;
+    assert_eq!(config.runs_auto, Some(results::AutoRuns { resolve: 0.001, max_runs: 5 }));
+    assert_eq!(config.verify, results::Verify::Sample, "the check is recorded");
     for lib in ["uds", "shm-ring"] {
         // A sampled 1 KiB body arrives whole by its check, in every run.
-        assert_eq!(results_of(&doc, "stream/1KiB", lib)["status"], "ok");
-        let r = results_of(&doc, "stream/16B", lib);
-        assert_eq!(r["status"], "ok", "{r}");
-        let taken = r["runs_taken"].as_u64().unwrap();
+        assert_eq!(result_in(&doc, "stream/1KiB", lib).status, Status::Ok);
+        let r = result_in(&doc, "stream/16B", lib);
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        let taken = r.runs_taken.unwrap();
         // Each result records the smallest change it tells; it stops short of the cap only
         // once every mode's runs resolve 0.1 %.
-        let resolution = r["resolution"].as_f64().unwrap();
-        assert!(resolution >= 0.0, "{r}");
-        assert!(taken == 5 || (3..5).contains(&taken) && resolution <= 0.001, "{r}");
-        for m in r["modes"].as_array().unwrap() {
-            assert_eq!(m["runs"].as_array().unwrap().len() as u64, taken, "{m}");
+        let resolution = r.resolution.unwrap();
+        assert!(resolution >= 0.0, "{r:?}");
+        assert!(taken == 5 || (3..5).contains(&taken) && resolution <= 0.001, "{r:?}");
+        for m in &r.modes {
+            assert_eq!(m.runs.len() as u32, taken, "{m:?}");
         }
         let line = text.lines().find(|l| l.contains(&format!("] stream/16B {lib} "))).unwrap();
         assert!(line.contains(&format!("(runs auto: {taken} runs)")), "{line}");
@@ -352,19 +323,16 @@ fn runs_auto_goes_on_until_each_figure_resolves_or_the_cap() {
     let driver = start(&words(line), &t.out);
     let pid = driver.id();
     assert!(driver.wait_with_output().unwrap().status.success());
-    let doc = the_json(&t.out);
-    let r = results_of(&doc, "stream/16B", "uds");
-    let first_three_wide = r["modes"].as_array().unwrap().iter().any(|m| {
-        let logs: Vec<f64> = m["runs"].as_array().unwrap()[..3]
-            .iter()
-            .map(|x| x["figures"]["msgs_per_s"].as_f64().unwrap().ln())
-            .collect();
+    let doc = the_document(&t.out);
+    let r = result_in(&doc, "stream/16B", "uds");
+    let first_three_wide = r.modes.iter().any(|m| {
+        let logs: Vec<f64> = m.runs[..3].iter().map(|x| x.figures.msgs_per_s.ln()).collect();
         let mean = logs.iter().sum::<f64>() / 3.0;
         let s = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
         // t(4) 2.776 * s * sqrt(2/3) beyond ln(1.99).
         2.776 * s * (2.0f64 / 3.0).sqrt() > 1.99f64.ln()
     });
-    assert!(r["runs_taken"] == 3 || first_three_wide, "{r}");
+    assert!(r.runs_taken == Some(3) || first_three_wide, "{r:?}");
     t.nothing_left(pid);
     for (line, words_of) in [
         ("run stream/16B --resolve 5%", &["--resolve and --max-runs go with --runs auto, not --runs 3"][..]),

@@ -4,6 +4,8 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
+use ipcbench::results::Failure;
+
 use super::*;
 
 fn mode(path: &Path) -> u32 {
@@ -77,8 +79,9 @@ fn resume_refuses_a_live_runs_file_and_settings_the_command_line_would() {
     let lock = t.out.join(format!(".{}.lock", file.file_name().unwrap().to_str().unwrap()));
     assert!(!lock.exists(), "the lock goes with its run");
 
+    assert_eq!(the_document(&t.out).status, results::RunStatus::Interrupted);
+    // The file, edited as a hand might: settings this binary refuses.
     let mut doc = the_json(&t.out);
-    assert_eq!(doc["status"], "interrupted");
     doc["settings"]["duration_s"] = 1e-9.into();
     std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
     assert_refused(
@@ -110,15 +113,13 @@ fn a_foreign_object_of_a_trials_name_fails_the_trial_and_is_left_alone() {
             &out,
         ]));
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
-    let doc = the_json(&t.out);
-    let r = results_of(&doc, "stream/16B", "shm-ring");
+    let doc = the_document(&t.out);
+    let r = result_in(&doc, "stream/16B", "shm-ring");
     let foreign = format!("/dev/shm/ipcb{pid}t1-ring-forth");
-    assert_eq!(r["failure"]["kind"], "machine", "{r}");
-    assert!(
-        r["reason"].as_str().unwrap().contains(&format!("{foreign} is there before the trial began")),
-        "{r}"
-    );
-    assert_eq!(results_of(&doc, "stream/1KiB", "shm-ring")["status"], "ok");
+    assert_eq!(r.failure, Some(Failure::Machine), "{r:?}");
+    let reason = r.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains(&format!("{foreign} is there before the trial began")), "{reason}");
+    assert_eq!(result_in(&doc, "stream/1KiB", "shm-ring").status, Status::Ok);
     assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "theirs\n", "left as it was");
     std::fs::remove_file(&foreign).unwrap();
     t.nothing_left(pid);
@@ -155,22 +156,18 @@ fn a_dev_shm_too_small_fails_each_trial_that_needs_more_and_says_so() {
         ],
     ));
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
-    let doc = the_json(&t.out);
+    let doc = the_document(&t.out);
     for lib in ["aeron", "boost"] {
-        let r = results_of(&doc, "stream/1KiB", lib);
-        let reason = r["reason"].as_str().unwrap_or_else(|| panic!("{lib} has no reason: {r}"));
+        let r = result_in(&doc, "stream/1KiB", lib);
+        let reason = r.reason.as_deref().unwrap_or_else(|| panic!("{lib} has no reason: {r:?}"));
         assert!(reason.contains("/dev/shm has 64 KiB free, the case needs about"), "{lib}: {reason}");
-        assert_eq!(r["failure"]["kind"], "machine", "{lib}: {r}");
+        assert_eq!(r.failure, Some(Failure::Machine), "{lib}: {r:?}");
     }
-    let r = results_of(&doc, "stream/1KiB", "iceoryx2");
-    let reason = r["reason"].as_str().unwrap_or_else(|| panic!("iceoryx2 has no reason: {r}"));
+    let r = result_in(&doc, "stream/1KiB", "iceoryx2");
+    let reason = r.reason.as_deref().unwrap_or_else(|| panic!("iceoryx2 has no reason: {r:?}"));
     assert!(reason.contains("(SIGBUS)") && reason.contains("/dev/shm has"), "iceoryx2: {reason}");
-    assert_eq!(
-        (&r["failure"]["kind"], &r["failure"]["signal"]),
-        (&"killed".into(), &libc::SIGBUS.into()),
-        "{r}"
-    );
-    assert_eq!(results_of(&doc, "stream/1KiB", "uds")["status"], "ok");
+    assert!(matches!(r.failure, Some(Failure::Killed { signal: libc::SIGBUS, .. })), "{r:?}");
+    assert_eq!(result_in(&doc, "stream/1KiB", "uds").status, Status::Ok);
     t.nothing_left(pid);
 }
 
@@ -212,17 +209,25 @@ fn a_full_results_folder_keeps_the_last_whole_file_and_resume_goes_on() {
     assert!(!err1.contains("panicked"), "{err1}");
     let listed = read("ls");
     assert!(listed.lines().all(|l| !l.contains(".tmp")), "a partial copy was left: {listed}");
-    let cut: Value = serde_json::from_str(&read("json")).expect("the file left is whole JSON");
-    assert_eq!(cut["status"], "running");
+    let load = |ext: &str| {
+        let path = kept.with_extension(ext);
+        results::load(&path).unwrap_or_else(|e| panic!("the file left is whole: {}: {e:#}", path.display()))
+    };
+    assert_eq!(load("json").status, results::RunStatus::Running);
+    let cut: Value = serde_json::from_str(&read("json")).unwrap();
     let done = cut["results"].as_array().unwrap().len();
     assert!((1..8).contains(&done), "{done} results kept");
     assert_eq!(word("rc2"), 0, "{}", read("err2"));
     let fin: Value = serde_json::from_str(&read("final.json")).unwrap();
-    assert_eq!(fin["status"], "complete");
-    let results = fin["results"].as_array().unwrap();
-    assert_eq!(results.len(), 8);
-    assert_eq!(results[..done], cut["results"].as_array().unwrap()[..], "what was done is kept");
-    assert!(results.iter().all(|r| r["status"] == "ok"), "{results:?}");
+    assert_eq!(
+        fin["results"].as_array().unwrap()[..done],
+        cut["results"].as_array().unwrap()[..],
+        "what was done is kept"
+    );
+    let fin = load("final.json");
+    assert_eq!(fin.status, results::RunStatus::Complete);
+    assert_eq!(fin.results.len(), 8);
+    assert!(fin.results.iter().all(|r| r.status == Status::Ok), "{:?}", fin.results);
     assert_nothing_left(word("first"), &t.shm_before);
     t.nothing_left(word("second"));
 }
@@ -240,12 +245,12 @@ fn too_few_open_files_fail_each_trial_that_needs_more_clearly() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let doc = the_json(&t.out);
+    let doc = the_document(&t.out);
     for lib in ["uds", "zmq", "fastipc"] {
-        assert_eq!(results_of(&doc, "stream/16B", lib)["status"], "ok", "{lib}");
-        let r = results_of(&doc, "service/4c1s/16B", lib);
-        let reason = r["reason"].as_str().unwrap();
-        assert_eq!(r["status"], "failed");
+        assert_eq!(result_in(&doc, "stream/16B", lib).status, Status::Ok, "{lib}");
+        let r = result_in(&doc, "service/4c1s/16B", lib);
+        let reason = r.reason.as_deref().unwrap();
+        assert_eq!(r.status, Status::Failed);
         assert!(
             reason.contains("Too many open files") && reason.contains("ulimit -n, is 24"),
             "{lib}: {reason}"
@@ -287,16 +292,15 @@ fn threads_that_cannot_start_fail_the_trial_not_the_run() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let doc = the_json(&t.out);
-    let reasons: Vec<&str> =
-        doc["results"].as_array().unwrap().iter().filter_map(|r| r["reason"].as_str()).collect();
+    let doc = the_document(&t.out);
+    let reasons: Vec<&str> = doc.results.iter().filter_map(|r| r.reason.as_deref()).collect();
     assert!(!reasons.is_empty() && reasons.iter().all(|r| !r.contains("panicked")), "{reasons:?}");
     // Which process or thread hits the limit first varies (the driver's reader threads, a
     // child's, a library's own: libzmq aborts, FastIPC says FIPC_NO_MEMORY); the cause is said.
     assert!(reasons.iter().any(|r| r.contains("Resource temporarily unavailable")), "{reasons:?}");
-    for r in doc["results"].as_array().unwrap() {
-        assert_eq!(r["status"], "failed", "{r}");
-        assert!(r["failure"]["kind"].is_string(), "a failure has its kind: {r}");
+    for r in &doc.results {
+        assert_eq!(r.status, Status::Failed, "{r:?}");
+        assert!(r.failure.is_some(), "a failure has its kind: {r:?}");
     }
     t.nothing_left(pid);
     std::fs::remove_dir(&group).expect("the cgroup is empty: every process of the run ended");
