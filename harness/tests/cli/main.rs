@@ -357,6 +357,13 @@ fn receiving(x: &RoleReport) -> Receiving {
     x.receiving.unwrap_or_else(|| panic!("{} {} received nothing: {x:?}", x.role.as_str(), x.index))
 }
 
+/// A stream's run sent messages and its receiver got every one of them.
+fn the_stream_delivered_all(run: &RunRecord, what: &str) {
+    let sent = sent(report_of(run, Role::Sender));
+    assert!(sent > 0, "{what}: nothing sent");
+    assert_eq!(sent, receiving(report_of(run, Role::Receiver)).received, "{what}: every message arrived");
+}
+
 /// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the
 /// results, typed.
 fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Document) {

@@ -384,10 +384,7 @@ fn a_sweep_runs_streams_and_round_trips_draws_them_against_size_and_dashes_what_
         assert_eq!(r.status, Status::Ok, "{case} {lib}: {:?}", r.reason);
         for run in runs_of(r) {
             if r.pattern == Pattern::Stream {
-                let sent = sent(report_of(run, Role::Sender));
-                assert!(sent > 0, "{case} {lib}");
-                let received = receiving(report_of(run, Role::Receiver)).received;
-                assert_eq!(sent, received, "{case} {lib}: every message arrived");
+                the_stream_delivered_all(run, &format!("{case} {lib}"));
             } else {
                 assert!(sent(report_of(run, Role::Pinger)) > 0, "{case} {lib}");
             }
