@@ -51,7 +51,8 @@ pub fn checks(
         value: format!("{:.2} cores busy now, load average {:.2}", c.busy_cores, c.load_1m),
         bends: busy,
         advice: if busy {
-            "other processes compete for the cores: stop them (top shows which) or expect lower, noisier figures"
+            "other processes compete for the cores: stop them (top shows which) or expect lower, noisier figures; \
+             a run reads the load beside each window and marks a result taken loaded (^)"
                 .into()
         } else {
             "the machine is quiet".into()

@@ -6,7 +6,7 @@
 //! (what each child process does, through its adapter) → `analysis` (reports → figures, medians,
 //! which figure counts) → `results` (the file) → `report` (tables, charts, CSV, HTML, and the
 //! terminal). `compare` holds two results files against each other, `noise` says how far a median could move; `machine` and `doctor` describe the machine, `floors` what it allows two processes, `host` how it changes under a run (its probes and states); `fault` the faults a run may inject
-//! on purpose; `format` turns numbers into text; `histogram` carries latency histograms between
+//! on purpose; `format` turns numbers into text; `unpredictable` makes the names nobody can plant ahead of a run; `histogram` carries latency histograms between
 //! the stages.
 
 pub mod ab;
@@ -31,3 +31,4 @@ pub mod report;
 pub mod results;
 pub mod role;
 pub mod run;
+pub mod unpredictable;

@@ -194,6 +194,7 @@ pub fn settle(r: &mut CaseResult) {
     if let Some((mode, f)) = best {
         let runs = figure_runs(pattern, counted_runs(state.as_deref(), &mode.runs));
         r.spread = spread(pattern, runs.iter().copied(), &f);
+        r.load = crate::results::LoadSummary::of(runs.iter().filter_map(|run| run.load));
         r.resolution = resolution(pattern, runs);
         r.best_mode = Some(mode.mode);
         r.median = Some(f);

@@ -44,6 +44,7 @@ fn measured(pattern: &str, modes: &[(RecvMode, &[(f64, f64)])]) -> CaseResult {
         runs_taken: None,
         concurrent_runs: Vec::new(),
         host_state: None,
+        load: None,
         modes: Vec::new(),
     };
     r.modes = modes

@@ -47,6 +47,9 @@ pub fn sides(reports: &[RoleReport]) -> Result<(), Broken> {
     Ok(())
 }
 
+/// Why a trial whose senders sent nothing in the window failed (the driver adds what ran in it).
+pub const EMPTY: &str = "the measured window is empty";
+
 /// The measured window of every driving role together, in seconds.
 pub fn window(reports: &[RoleReport]) -> Result<f64, Broken> {
     let driving: Vec<&RoleReport> = reports.iter().filter(|r| r.role.is_driving()).collect();
@@ -56,7 +59,7 @@ pub fn window(reports: &[RoleReport]) -> Result<f64, Broken> {
         return Err(Broken { role: "driver".into(), reason: "no sending role reported".into() });
     };
     if end <= start {
-        return Err(broken(first, "the measured window is empty".into()));
+        return Err(broken(first, EMPTY.into()));
     }
     Ok((end - start) as f64 / 1e9)
 }

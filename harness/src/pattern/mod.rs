@@ -27,7 +27,7 @@ mod words;
 
 use ipcbench_api::Requests;
 
-pub use checks::Broken;
+pub use checks::{Broken, EMPTY as EMPTY_WINDOW};
 use shows::Shows;
 pub use spec::{Family, FamilySpec, Floor, Spec};
 

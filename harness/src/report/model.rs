@@ -89,6 +89,10 @@ pub enum Mark {
     Noisy,
     Concurrent,
     Oversubscribed,
+    /// Other processes took a share of its CPUs beside most of its runs.
+    Loaded,
+    /// Some of its runs were taken loaded, some not.
+    MixedLoad,
     Behind,
     LateSender,
     /// Shown, not ranked: too few runs in its case's host state.
@@ -98,11 +102,13 @@ pub enum Mark {
 }
 
 impl Mark {
-    pub const ALL: [Mark; 8] = [
+    pub const ALL: [Mark; 10] = [
         Mark::Note,
         Mark::Noisy,
         Mark::Concurrent,
         Mark::Oversubscribed,
+        Mark::Loaded,
+        Mark::MixedLoad,
         Mark::Behind,
         Mark::LateSender,
         Mark::Unranked,
@@ -115,6 +121,8 @@ impl Mark {
             Mark::Noisy => "~",
             Mark::Concurrent => "!",
             Mark::Oversubscribed => "*",
+            Mark::Loaded => "^",
+            Mark::MixedLoad => "≠",
             Mark::Behind => "»",
             Mark::LateSender => "°",
             Mark::Unranked => "‡",
@@ -130,6 +138,11 @@ impl Mark {
             }
             Mark::Concurrent => "another ipcbench run was running".into(),
             Mark::Oversubscribed => "oversubscribed (more processes than cores)".into(),
+            Mark::Loaded => format!(
+                "loaded: other processes took more than {:.1} of a core of its CPUs beside most of its runs",
+                crate::results::LOADED
+            ),
+            Mark::MixedLoad => "its runs were taken under different loads: some loaded, some not".into(),
             Mark::Behind => format!(
                 "latency: the sender fell behind its schedule by more than {} (the rate was not kept)",
                 whole_percent(analysis::BEHIND)
@@ -156,6 +169,8 @@ impl Mark {
             Mark::Noisy => analysis::noisy(r),
             Mark::Concurrent => !r.concurrent_runs.is_empty(),
             Mark::Oversubscribed => r.oversubscribed,
+            Mark::Loaded => r.load.is_some_and(|l| l.loaded()),
+            Mark::MixedLoad => r.load.is_some_and(|l| l.mixed()),
             Mark::Behind => analysis::behind(r),
             Mark::LateSender => analysis::late_sender(r),
             Mark::Unranked => {

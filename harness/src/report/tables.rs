@@ -69,6 +69,25 @@ fn host_policy(d: &Document) -> String {
     format!("idle driver {idle}{policy}{pages}")
 }
 
+/// What else ran beside a file's runs: over every run whose load was read, the others' cores
+/// (median and most) and how many runs were loaded.
+fn load_beside(d: &Document) -> String {
+    let loads: Vec<crate::results::Load> =
+        d.results.iter().flat_map(|r| &r.modes).flat_map(|m| &m.runs).filter_map(|run| run.load).collect();
+    let Some(all) = crate::results::LoadSummary::of(loads.iter().copied()) else {
+        return "not recorded".into();
+    };
+    let cpus = loads.iter().map(|l| l.cpus).max().unwrap_or(0);
+    format!(
+        "others took {:.2} of {cpus} cores (median; most {:.2}); {} of {} runs loaded (over {:.1} of a core)",
+        all.others_cores,
+        all.most,
+        all.loaded,
+        all.of,
+        crate::results::LOADED
+    )
+}
+
 pub fn machine_table(view: &View) -> Table {
     let header: Vec<String> = [
         "machine",
@@ -100,6 +119,11 @@ pub fn machine_table(view: &View) -> Table {
     }
     if states {
         header.push("host states (runs' probes)".into());
+    }
+    // Files whose runs read the load beside their windows (older files keep their table).
+    let loads = view.sources.iter().any(|s| s.doc.results.iter().any(|r| r.load.is_some()));
+    if loads {
+        header.push("load beside the runs".into());
     }
     let rows = view
         .sources
@@ -151,6 +175,7 @@ pub fn machine_table(view: &View) -> Table {
             .into_iter()
             .chain(host.then(|| host_policy(d)))
             .chain(states.then(|| host_states(d)))
+            .chain(loads.then(|| load_beside(d)))
             .map(Cell::Text)
             .collect()
         })

@@ -100,6 +100,13 @@ pub fn progress_line(r: &CaseResult) -> String {
     if let Some(n) = r.runs_taken {
         flags.push_str(&format!(" (runs auto: {n} runs)"));
     }
+    if let Some(l) = r.load.filter(|l| l.loaded() || l.mixed()) {
+        let word = if l.loaded() { "LOADED" } else { "MIXED LOAD" };
+        flags.push_str(&format!(
+            " ({word}: others took {:.2} cores beside its runs, {:.2} to {:.2}; {} of {} runs loaded)",
+            l.others_cores, l.least, l.most, l.loaded, l.of
+        ));
+    }
     if !r.concurrent_runs.is_empty() {
         let pids: Vec<String> = r.concurrent_runs.iter().map(u32::to_string).collect();
         flags.push_str(&format!(" (DISTURBED: another run, pid {}, was running)", pids.join(", ")));

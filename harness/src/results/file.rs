@@ -141,8 +141,6 @@ fn kind(meta: &fs::Metadata) -> &'static str {
 /// compressed (a resumed run's file stays as it was kept). Each result's figures are written
 /// under the names `names` gives its pattern (`named`).
 pub fn write_atomically(doc: &Document, path: &Path, names: impl Fn(Pattern) -> Names) -> Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
-    let tmp = folder(path).join(format!("{name}.tmp{}", std::process::id()));
     // Compact: a full run's file is a third smaller than indented, and `jq .` indents it.
     let mut text = super::named::to_vec(doc, names)?;
     text.push(b'\n');
@@ -151,7 +149,8 @@ pub fn write_atomically(doc: &Document, path: &Path, names: impl Fn(Pattern) -> 
         packed.write_all(&text)?;
         text = packed.finish()?;
     }
-    let written = File::create(&tmp).and_then(|mut f| {
+    let (tmp, file) = temporary_copy(path)?;
+    let written = file.and_then(|mut f| {
         f.write_all(&text)?;
         f.sync_all()
     });
@@ -174,6 +173,30 @@ pub fn write_atomically(doc: &Document, path: &Path, names: impl Fn(Pattern) -> 
     File::open(folder(path))
         .and_then(|d| d.sync_all())
         .with_context(|| format!("flushing {}", folder(path).display()))
+}
+
+/// A new file beside `path` for its next copy, at a name nobody can guess (`<name>.tmp<token>`),
+/// made exclusively and never through a symlink: whatever is planted beside a results file is
+/// never written through or over. Its path, and the file or why it could not be made.
+fn temporary_copy(path: &Path) -> Result<(PathBuf, std::io::Result<File>)> {
+    let name = path.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
+    for _ in 0..64 {
+        let tmp = folder(path).join(format!("{name}.tmp{}", crate::unpredictable::token(8)?));
+        let made = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp);
+        match made {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            made => return Ok((tmp, made)),
+        }
+    }
+    bail!(
+        "64 names of the form {}.tmp<random> were all taken: something is planting names there",
+        path.display()
+    )
 }
 
 fn folder(path: &Path) -> &Path {

@@ -106,6 +106,92 @@ impl HostCost {
     }
 }
 
+/// The load beside one run, over its measured window as the driver timed it (`host::load`): the
+/// CPU time processes outside the trial took on the CPUs it could use, the trial's own, the
+/// machine's runnable processes at the window's start and end, and the hypervisor's steal.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// Cores' worth of the trial's CPUs other processes used (0 to `cpus`).
+    pub others_cores: f64,
+    /// Cores' worth the trial's processes used (every thread of every role).
+    pub trial_cores: f64,
+    /// The CPUs the trial could use.
+    pub cpus: usize,
+    /// The least share of a core /proc's clock ticks tell over this window: `others_cores` is
+    /// known to within about this.
+    pub resolution_cores: f64,
+    /// Runnable processes on the machine at the window's start and at its end.
+    pub runnable: [u32; 2],
+    /// The share of the CPUs' time the hypervisor gave to others.
+    pub steal_share: f64,
+}
+
+/// Others using more than this share of a core beside a run (beyond what /proc can tell) make
+/// it loaded: a machine as busy as `machine::BUSY` calls busy before a run.
+pub const LOADED: f64 = crate::machine::BUSY;
+
+impl Load {
+    /// Other processes took a core's share beside it, beyond what the counting can tell.
+    pub fn loaded(&self) -> bool {
+        self.others_cores > LOADED + self.resolution_cores
+    }
+
+    /// `others 0.85 of 2 cores (±0.05), 5 runnable, steal 1.0%`.
+    pub fn text(&self) -> String {
+        format!(
+            "others {:.2} of {} cores (±{:.2}), {} runnable, steal {:.1}%",
+            self.others_cores,
+            self.cpus,
+            self.resolution_cores,
+            self.runnable[1],
+            self.steal_share * 100.0
+        )
+    }
+}
+
+/// A result's load: over the runs its figure stands on, the others' cores beside them (median,
+/// least, most), and how many of those runs were loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadSummary {
+    pub others_cores: f64,
+    pub least: f64,
+    pub most: f64,
+    pub loaded: u32,
+    pub of: u32,
+}
+
+impl LoadSummary {
+    /// Over these runs' loads; None when none was read.
+    pub fn of(loads: impl IntoIterator<Item = Load>) -> Option<LoadSummary> {
+        let loads: Vec<Load> = loads.into_iter().collect();
+        let mut others: Vec<f64> = loads.iter().map(|l| l.others_cores).collect();
+        others.sort_by(f64::total_cmp);
+        let n = others.len();
+        let median = match n {
+            0 => return None,
+            n if n % 2 == 1 => others[n / 2],
+            n => (others[n / 2 - 1] + others[n / 2]) / 2.0,
+        };
+        Some(LoadSummary {
+            others_cores: median,
+            least: others[0],
+            most: others[n - 1],
+            loaded: loads.iter().filter(|l| l.loaded()).count() as u32,
+            of: n as u32,
+        })
+    }
+
+    /// Most of its runs were loaded: its figure was taken on a busy machine.
+    pub fn loaded(&self) -> bool {
+        2 * self.loaded > self.of
+    }
+
+    /// Some of its runs were loaded and some not: its runs were taken under different loads.
+    pub fn mixed(&self) -> bool {
+        self.loaded > 0 && self.loaded < self.of
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -157,4 +243,39 @@ pub struct Cluster {
     pub median: f64,
     pub runs: u32,
     pub share: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(others_cores: f64) -> Load {
+        Load {
+            others_cores,
+            trial_cores: 1.0,
+            cpus: 2,
+            resolution_cores: 0.05,
+            runnable: [2, 2],
+            steal_share: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_run_is_loaded_past_a_fifth_of_a_core_and_what_its_counting_tells() {
+        assert!(!load(0.2).loaded() && !load(0.25).loaded() && load(0.26).loaded());
+        assert_eq!(load(0.854).text(), "others 0.85 of 2 cores (±0.05), 2 runnable, steal 0.0%");
+    }
+
+    #[test]
+    fn a_results_load_is_its_runs_median_range_and_count_loaded() {
+        let s = LoadSummary::of([load(0.9), load(0.0), load(1.0)]).unwrap();
+        assert_eq!((s.others_cores, s.least, s.most, s.loaded, s.of), (0.9, 0.0, 1.0, 2, 3));
+        assert!(s.loaded() && s.mixed());
+        let quiet = LoadSummary::of([load(0.0), load(0.1)]).unwrap();
+        assert_eq!(quiet.others_cores, 0.05);
+        assert!(!quiet.loaded() && !quiet.mixed());
+        let all = LoadSummary::of([load(1.0), load(1.0)]).unwrap();
+        assert!(all.loaded() && !all.mixed());
+        assert_eq!(LoadSummary::of([]), None);
+    }
 }

@@ -26,7 +26,9 @@ pub use figures::{Figure, Figures, Measure, Names, Spread};
 pub use file::{
     Lock, load, named_as_results, read_text, remove_partial_copies, reserve, stem, write_atomically,
 };
-pub use host::{Cluster, HostCost, HostRecord, HostState, OtherState, Probe, ResultState};
+pub use host::{
+    Cluster, HostCost, HostRecord, HostState, LOADED, Load, LoadSummary, OtherState, Probe, ResultState,
+};
 pub use params::{CaseParams, ShapeName};
 pub use settings::{
     AutoRuns, DEFAULT_CONNECTS, DEFAULT_DURATION, DEFAULT_SLOW_WORK, DEFAULT_WARMUP, Order, Pin, RunConfig,
@@ -217,6 +219,9 @@ pub struct CaseResult {
     /// The host's state its figure comes from (absent in files whose runs carry no probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_state: Option<ResultState>,
+    /// The load beside the runs its figure stands on (absent in files written before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadSummary>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<ModeResult>,
 }
@@ -271,6 +276,9 @@ pub struct RunRecord {
     /// The state its probes fell into (a label of the file's `states`); absent when they moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// The load beside it over its measured window (absent where it was not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<Load>,
 }
 
 impl RunRecord {
@@ -285,6 +293,7 @@ impl RunRecord {
             round: None,
             host: None,
             state: None,
+            load: None,
         }
     }
 }

@@ -1,8 +1,12 @@
-//! The runs on this machine: each run's directory (`$TMPDIR/ipcb<pid>`), locked for as long as
-//! its driver lives. The lock tells a live run from one whose driver was killed before it could
-//! clean up (whose leftovers the next run removes), and lets two runs at once see each other.
+//! The runs on this machine: each run's directory (`$TMPDIR/ipcb<pid>x<token>`, a name nobody
+//! can guess), locked for as long as its driver lives. The lock is the directory's marker: it
+//! names the driver, tells a live run from one whose driver was killed before it could clean up
+//! (whose leftovers the next run removes), and lets two runs at once see each other. A directory
+//! is a run's only when its marker says so and its owner and mode are this user's and 0700: no
+//! name alone, and nothing planted at any name, decides what a run uses or removes.
 
 use std::fs::File;
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -17,9 +21,16 @@ const SUN_PATH: usize = 107;
 /// `p<i>/` (`matrix::PAIRS_MOST` pairs) and the adapter's file name (`Setup::socket_path`:
 /// `zmq-subscriber3`, `server.sock`, ...).
 const LONGEST_SOCKET_TAIL: usize = 9 + 4 + 25;
+/// The random part of a run's name (`x` and 6 of `[a-z0-9]`, 31 bits), and how many names are
+/// tried before a run gives up (each taken one is another's, or planted).
+const TOKEN: usize = 6;
+const ATTEMPTS: usize = 64;
+/// The marker inside a run's directory: its lock, holding its driver's pid.
+const LOCK: &str = "lock";
 
 /// This run's directory of sockets and files, and the lock that says it is alive; removed when
-/// the run ends, however it ends (a SIGKILL aside: then the next run removes it).
+/// the run ends, however it ends (a SIGKILL aside: then the next run removes it). Its name is
+/// also the tag every name of its trials' objects starts with.
 pub struct RunDir {
     pub path: PathBuf,
     pub tag: String,
@@ -27,50 +38,117 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// Made new, mode 0700, by this user: never one that is there already (a stale one of a dead
-    /// run with this pid is removed before, by `remove_stale`), never through a symlink.
+    /// Made new under `$TMPDIR`, mode 0700, by this user, at a name nobody can guess: never one
+    /// that is there already (a taken name, whatever is there, is passed over), never through a
+    /// symlink.
     pub fn create() -> Result<RunDir> {
-        // Short: a Unix socket's path must fit in 108 bytes.
-        let tag = format!("ipcb{}", std::process::id());
-        let path = std::env::temp_dir().join(&tag);
-        // A trial's sockets are `<this>/t<N>/<trial name>...`: refused here, not trial by trial.
-        let longest = path.as_os_str().len() + LONGEST_SOCKET_TAIL;
+        let tmp = std::env::temp_dir();
+        let pid = std::process::id();
+        // Short: a Unix socket's path must fit in 108 bytes. A trial's sockets are
+        // `<this>/t<N>/<trial name>...`: refused here, not trial by trial.
+        let longest =
+            tmp.join(format!("ipcb{pid}x{}", "x".repeat(TOKEN))).as_os_str().len() + LONGEST_SOCKET_TAIL;
         if longest > SUN_PATH {
             anyhow::bail!(
                 "the run's sockets would have paths of up to {longest} bytes under {}, and a Unix socket's \
                  path holds at most {SUN_PATH}: set TMPDIR to a shorter folder (such as /tmp)",
-                std::env::temp_dir().display()
+                tmp.display()
             );
         }
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            let what = match std::fs::symlink_metadata(&path) {
-                Ok(m) if m.file_type().is_symlink() => "a symlink is there",
-                Ok(_) => "something of that name is there, not left by an ipcbench run of this user",
-                Err(_) => "",
-            };
-            anyhow::bail!(
-                "creating this run's directory {}: {e}{}{what}; a run's directory is made new, never reused: \
-                 remove it, or set TMPDIR to another folder",
-                path.display(),
-                if what.is_empty() { "" } else { ": " }
-            );
+        usable(&tmp)?;
+        for _ in 0..ATTEMPTS {
+            let tag = format!("ipcb{pid}x{}", crate::unpredictable::token(TOKEN)?);
+            let path = tmp.join(&tag);
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(cannot_create(&tmp, &path, e)),
+            }
+            // Removed again if what follows fails.
+            let made = Made(Some(path.clone()));
+            // The mode asked for may have been narrowed by the umask, never widened; make it exact.
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("setting the mode of {}", path.display()))?;
+            let mut lock = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(path.join(LOCK))
+                .map_err(|e| cannot_create(&tmp, &path.join(LOCK), e))?;
+            // SAFETY: flock on a descriptor we own; it is released when the process ends.
+            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                anyhow::bail!("locking {}: {}", path.display(), std::io::Error::last_os_error());
+            }
+            writeln!(lock, "{pid}")
+                .and_then(|()| lock.sync_all())
+                .map_err(|e| cannot_create(&tmp, &path, e))?;
+            made.keep();
+            return Ok(RunDir { path, tag, _lock: lock });
         }
-        // The mode asked for may have been narrowed by the umask, never widened; make it exact.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("setting the mode of {}", path.display()))?;
-        let lock = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path.join("lock"))
-            .with_context(|| format!("creating {}/lock", path.display()))?;
-        // SAFETY: flock on a descriptor we own; it is released when the process ends.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            anyhow::bail!("locking {}: {}", path.display(), std::io::Error::last_os_error());
-        }
-        Ok(RunDir { path, tag, _lock: lock })
+        anyhow::bail!(
+            "{ATTEMPTS} names of the form {}/ipcb{pid}x<random> were all taken: something is planting names \
+             there; set TMPDIR to a folder of your own",
+            tmp.display()
+        )
     }
+}
+
+/// A run directory being made, removed unless kept.
+struct Made(Option<PathBuf>);
+
+impl Made {
+    fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+}
+
+/// `$TMPDIR` is a folder this user can make a run's directory in: or the error says what to do.
+fn usable(tmp: &Path) -> Result<()> {
+    let set = std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty());
+    let named = if set { format!("TMPDIR ({})", tmp.display()) } else { tmp.display().to_string() };
+    let meta = std::fs::metadata(tmp).map_err(|e| {
+        anyhow::anyhow!(
+            "{named}, where a run makes its directory, cannot be read: {e}; create it, or set TMPDIR to a \
+             folder that is there"
+        )
+    })?;
+    if !meta.is_dir() {
+        anyhow::bail!("{named}, where a run makes its directory, is not a folder: set TMPDIR to one");
+    }
+    let c = std::ffi::CString::new(tmp.as_os_str().as_encoded_bytes()).context("TMPDIR holds a NUL")?;
+    // SAFETY: a NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        anyhow::bail!(
+            "{named}, where a run makes its directory, is not writable by this user: set TMPDIR to a \
+             folder of your own"
+        );
+    }
+    Ok(())
+}
+
+/// Why the run's directory (or its marker) could not be made under `tmp`, with what to do.
+fn cannot_create(tmp: &Path, what: &Path, e: std::io::Error) -> anyhow::Error {
+    let why = match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(
+            "{} has {} free: make room there, or set TMPDIR to another folder",
+            tmp.display(),
+            crate::machine::free_space(tmp).map_or_else(|| "an unknown amount".into(), crate::format::bytes)
+        ),
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+            format!("{} is not writable by this user: set TMPDIR to a folder of your own", tmp.display())
+        }
+        _ => "set TMPDIR to another folder".into(),
+    };
+    anyhow::anyhow!("creating this run's directory {}: {e}: {why}", what.display())
 }
 
 impl Drop for RunDir {
@@ -79,52 +157,61 @@ impl Drop for RunDir {
     }
 }
 
-/// Another run's directory, and whether its driver still holds the lock.
+/// A run's directory found by its marker, and whether its driver still holds the lock.
 struct Found {
     pid: u32,
     path: PathBuf,
     alive: bool,
 }
 
-/// The run directories of this machine but this run's (with `with_mine`, this pid's too: one a
-/// dead run of the same pid left, before this run makes its own).
-fn others(with_mine: bool) -> Vec<Found> {
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return Vec::new() };
-    let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) =
-            name.to_str().and_then(|n| n.strip_prefix("ipcb")).and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        // Not followed: a symlink of that name is nobody's run directory.
-        if (pid == me && !with_mine) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
+impl Found {
+    /// `path` as a run's directory of this user (`uid`): a directory, not a symlink, this user's,
+    /// mode 0700, whose marker (a regular file of this user's, never followed) names the pid its
+    /// name starts with. Anything else is nobody's run directory, and is never touched.
+    fn at(path: &Path, uid: u32) -> Option<Found> {
+        let name = path.file_name()?.to_str()?;
+        let named = name.strip_prefix("ipcb")?.split_once('x')?.0.parse::<u32>().ok()?;
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o7777 != 0o700 {
+            return None;
         }
-        let path = entry.path();
-        let lock =
-            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path.join("lock"));
-        let alive = match lock {
-            Ok(f) => {
-                // SAFETY: flock on a descriptor we own, released when it closes.
-                let taken = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
-                taken != 0
-            }
-            // No lock yet: a run that is just starting, if its process lives (this one is not
-            // making its directory yet).
-            Err(_) => pid != me && Path::new(&format!("/proc/{pid}")).exists(),
-        };
-        found.push(Found { pid, path, alive });
+        let mut lock = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path.join(LOCK))
+            .ok()?;
+        let marker = lock.metadata().ok()?;
+        if !marker.is_file() || marker.uid() != uid || marker.len() > 32 {
+            return None;
+        }
+        let mut text = String::new();
+        lock.read_to_string(&mut text).ok()?;
+        let pid = text.trim().parse::<u32>().ok().filter(|p| *p == named)?;
+        // SAFETY: flock on a descriptor we own, released when it closes.
+        let alive = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } != 0;
+        Some(Found { pid, path: path.to_path_buf(), alive })
     }
+}
+
+/// The run directories of this user on this machine, this run's own among them (alive: its
+/// lock is held). Another user's runs are theirs: their directories are not readable here.
+fn runs() -> Vec<Found> {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return Vec::new() };
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let mut found: Vec<Found> = entries
+        .flatten()
+        .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"ipcb"))
+        .filter_map(|e| Found::at(&e.path(), uid))
+        .collect();
     found.sort_by_key(|f| f.pid);
     found
 }
 
-/// The pids of the other runs alive on this machine now.
+/// The pids of this user's other runs alive on this machine now.
 pub fn live_others() -> Vec<u32> {
-    others(false).into_iter().filter(|f| f.alive).map(|f| f.pid).collect()
+    let me = std::process::id();
+    runs().into_iter().filter(|f| f.alive && f.pid != me).map(|f| f.pid).collect()
 }
 
 /// What one run killed before it could clean up left, as `remove_stale` removed it.
@@ -134,17 +221,14 @@ pub struct Stale {
     pub removed: Vec<String>,
 }
 
-/// Removes what runs whose driver died without cleaning up left: for each trial folder
-/// (`t<N>`), exactly what its manifest names, then the run's directory.
+/// Removes what runs of this user whose driver died without cleaning up left: for each trial
+/// folder (`t<N>`), exactly what its manifest names, then the run's directory. Only directories
+/// their marker shows are runs' (`Found::at`): another user's are theirs to clean.
 pub fn remove_stale() -> Vec<Stale> {
     let mut stale = Vec::new();
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    for f in others(true).into_iter().filter(|f| !f.alive) {
-        // Another user's directory is theirs to clean, and what it names is not trusted.
-        if std::fs::symlink_metadata(&f.path).map_or(true, |m| m.uid() != me) {
-            continue;
-        }
+    for f in runs().into_iter().filter(|f| !f.alive) {
+        // The run's tag is its directory's name.
+        let Some(tag) = f.path.file_name().and_then(|n| n.to_str()).map(String::from) else { continue };
         let mut removed = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&f.path) {
             for trial in entries.flatten() {
@@ -157,7 +241,7 @@ pub fn remove_stale() -> Vec<Stale> {
                 // anywhere but its folder.
                 if let Some(mut m) = is_trial.then(|| Manifest::read(&trial.path())).flatten() {
                     // Only names of that run's own form: a manifest never widens what is removed.
-                    let own = format!("ipcb{}t", f.pid);
+                    let own = format!("{tag}t");
                     m.names.retain(|n| n.starts_with(&own));
                     removed.extend(m.remove());
                 }

@@ -92,6 +92,7 @@ pub fn begin(
         runs_taken: None,
         concurrent_runs: Vec::new(),
         host_state: None,
+        load: None,
         modes: Vec::new(),
     };
     if let Some(reason) = lacks(case, lib, buffer) {

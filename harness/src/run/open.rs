@@ -52,8 +52,9 @@ pub(crate) fn open(
             removed[..removed.len().min(SHOWN)].join(", ")
         ));
     }
-    let conditions = exec.conditions(dir::live_others(), &matrix::sizes_of(&opts.cases));
+    // First: a TMPDIR the run cannot use refuses it before anything is measured.
     let run_dir = dir::RunDir::create()?;
+    let conditions = exec.conditions(dir::live_others(), &matrix::sizes_of(&opts.cases));
     let machine = Machine::this();
     let cores = machine.cores;
     let (path, mut doc, kept, _lock) = match resume {

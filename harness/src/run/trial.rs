@@ -15,7 +15,9 @@ use super::children::{Children, Event, Proc, by_interrupt, describe, signal_name
 use super::{INTERRUPTED, RunContext, dir};
 use crate::analysis;
 use crate::fault::{self, Fault};
+use crate::host::load;
 use crate::matrix::{Case, Pace, Role};
+use crate::pattern::EMPTY_WINDOW;
 use crate::registry;
 use crate::results::{Failure, RoleReport, RunRecord};
 use crate::role::connect::attempt_name;
@@ -222,6 +224,9 @@ impl Trial<'_> {
             }
             _ => None,
         };
+        // What else ran beside the window: read at its start and its end (`host::load`).
+        let pids: Vec<u32> = children.procs.iter().map(|p| p.child.id()).collect();
+        let sampler = load::sample(at + warmup, at + warmup + window, self.load_cpus(), pids);
         let run_deadline = Instant::now() + warmup + window + self.ctx.opts.watch.grace;
         while children.procs.iter().any(|p| p.report.is_none()) {
             match self.next(&events, run_deadline, &children, Stage::Running, &mut armed)? {
@@ -258,18 +263,90 @@ impl Trial<'_> {
         for p in &mut children.procs {
             exits_cleanly(p)?;
         }
-        self.record(&mut children)
+        // Its second reading came at the window's end, before the reports.
+        let window = sampler.and_then(|h| h.join().ok().flatten());
+        self.record(&mut children, window.as_ref())
     }
 
-    /// The trial's record from every child's report, or why their reports do not agree.
-    pub(super) fn record(&self, children: &mut Children) -> Result<RunRecord, TrialError> {
+    /// The CPUs the trial's processes could use: those its roles are pinned to, else every CPU
+    /// this driver may use.
+    fn load_cpus(&self) -> Vec<usize> {
+        let Some(pin) = self.ctx.opts.config.pin else { return self.ctx.cpus.clone() };
+        let mut cpus: Vec<usize> =
+            (0..self.case.roles().len()).filter_map(|i| pin.cpu(&self.ctx.cpus, i)).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
+
+    /// The trial's record from every child's report, with the load beside its window where it
+    /// was read, or why their reports do not agree (an empty window with what ran in it).
+    pub(super) fn record(
+        &self,
+        children: &mut Children,
+        window: Option<&load::Window>,
+    ) -> Result<RunRecord, TrialError> {
+        let labels: Vec<String> = children.procs.iter().map(Proc::label).collect();
         let roles: Vec<RoleReport> = children.procs.iter_mut().filter_map(|p| p.report.take()).collect();
-        analysis::run_record(self.case, roles, self.requests).map_err(|b| {
+        let mut record = analysis::run_record(self.case, roles, self.requests).map_err(|b| {
+            let cause = match window {
+                Some(w) if b.reason.starts_with(EMPTY_WINDOW) => self.why_empty(&labels, w),
+                _ => String::new(),
+            };
             TrialError::Failed(
                 Failure::Disagreement { role: b.role.clone() },
-                format!("{}: {}", b.role, b.reason),
+                format!("{}: {}{cause}", b.role, b.reason),
             )
-        })
+        })?;
+        record.load = window.and_then(load::Window::load);
+        Ok(record)
+    }
+
+    /// What ran in a window a sender sent nothing in: each role's CPU time in it, the load
+    /// beside it, and in a lossless broadcast the subscriber likeliest to have held the publisher
+    /// back (a slow one by design, else the one that ran least).
+    fn why_empty(&self, labels: &[String], w: &load::Window) -> String {
+        let ms = |s: f64| format!("{:.0} ms", s * 1e3);
+        let ran: Vec<(usize, Option<f64>)> = (0..labels.len()).map(|i| (i, w.child_cpu_s(i))).collect();
+        let each: Vec<String> = ran
+            .iter()
+            .map(|&(i, cpu)| format!("{} {}", labels[i], cpu.map_or_else(|| "unread".into(), ms)))
+            .collect();
+        let mut text = format!(
+            " (its send blocked from before the window to past its end); in the window, {} as the driver \
+             timed it, each process ran: {}",
+            ms(w.seconds()),
+            each.join(", ")
+        );
+        if let Some(l) = w.load() {
+            text.push_str(&format!("; beside it: {}", l.text()));
+        }
+        if let ipcbench_api::Shape::Broadcast { lossy: false, .. } = self.case.shape {
+            let subscribers =
+                self.case.roles().into_iter().enumerate().filter(|(_, (r, _))| *r == Role::Subscriber);
+            let slow: Vec<String> = subscribers
+                .clone()
+                .filter(|(_, (_, n))| self.case.is_slow(*n))
+                .map(|(i, _)| labels[i].clone())
+                .collect();
+            let least = subscribers
+                .filter_map(|(i, _)| Some((i, ran[i].1?)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(i, _)| labels[i].clone());
+            match (slow.is_empty(), least) {
+                (false, _) => text.push_str(&format!(
+                    "; the publisher waits for every subscriber, and {} spend{} {:?} on each message",
+                    slow.join(", "),
+                    if slow.len() == 1 { "s" } else { "" },
+                    self.ctx.opts.config.slow_work
+                )),
+                (true, Some(least)) => text.push_str(&format!(
+                    "; the publisher waits for every subscriber, and {least} ran least in the window"
+                )),
+                (true, None) => {}
+            }
+        }
+        text
     }
 
     /// Sends an injected fault's signal to child `i`.

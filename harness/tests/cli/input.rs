@@ -45,18 +45,6 @@ fn bad_input_is_refused_with_a_clear_message() {
     assert!(!out.exists(), "refused input starts no run");
 }
 
-/// Two shell loops that keep this machine's cores busy until dropped.
-struct Spinners(Vec<std::process::Child>);
-
-impl Drop for Spinners {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 #[test]
 fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     let t = RunTest::new("doctor");
@@ -100,9 +88,7 @@ fn doctor_names_what_bends_the_figures_and_a_run_records_it() {
     }
 
     // Every core kept busy by others: the run warns, and records what it saw.
-    let spin = Spinners(
-        (0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect(),
-    );
+    let spin = Hogs::one_per_core();
     std::thread::sleep(Duration::from_millis(100));
     let (pid, output, doc) = short_run(&t.out, &["stream/16B", "--lib", "pipe"]);
     drop(spin);

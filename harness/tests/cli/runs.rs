@@ -73,7 +73,8 @@ fn a_driver_killed_with_sigkill_leaves_a_whole_file_that_resume_finishes() {
     let text = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{text}");
     // It says what it removed, the killed run's directory last.
-    let run_dir = std::env::temp_dir().join(format!("ipcb{pid}"));
+    // (Its name less the random part.)
+    let run_dir = std::env::temp_dir().join(tag_of_run(pid));
     let said = format!("killed before they could clean up left (pid {pid}): ");
     assert!(text.contains(&said) && text.contains(&format!("{}", run_dir.display())), "{text}");
     assert!(text.contains(&format!("resuming: {done} of 10 done before")), "{text}");

@@ -12,48 +12,38 @@ fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
-/// While a trial runs: the run's directory is 0700 and this user's, its lock 0600, and the
-/// trial's folder holds the manifest of what it may create. A directory already at the run's
-/// name (here a symlink to elsewhere) is never used: the run is refused, naming it.
+/// The run directory of a live run whose driver has this pid, under `tmp`.
+fn run_dir_of(tmp: &Path, pid: u32) -> PathBuf {
+    let found = run_dirs(tmp, pid);
+    assert_eq!(found.len(), 1, "one directory of run {pid}: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// While a trial runs: the run's directory is 0700 and this user's, at a name nobody could
+/// guess (`ipcb<pid>x` and six random characters), its lock 0600 and naming the driver, and the
+/// trial's folder holds the manifest of what it may create, named after the directory.
 #[test]
 fn a_runs_directory_is_made_new_its_own_and_0700() {
     let t = RunTest::new("run-dir");
     let args = words("run stream/16B --lib uds --runs 1 --warmup 20ms --duration 400ms -v");
     let (mut driver, pid, mut stderr) = start_until(&args, &t.out, "spawned sender 0 pid");
-    let dir = std::env::temp_dir().join(format!("ipcb{pid}"));
+    let dir = run_dir_of(&std::env::temp_dir(), pid);
+    let tag = dir.file_name().unwrap().to_str().unwrap().to_string();
+    let token = tag.strip_prefix(&tag_of_run(pid)).unwrap();
+    assert!(token.len() == 6 && token.bytes().all(|c| c.is_ascii_alphanumeric()), "{tag}");
     let meta = std::fs::symlink_metadata(&dir).unwrap();
     assert!(meta.is_dir(), "{}", dir.display());
     assert_eq!(mode(&dir), 0o700, "{}", dir.display());
     // SAFETY: geteuid has no preconditions.
     assert_eq!(meta.uid(), unsafe { libc::geteuid() });
     assert_eq!(mode(&dir.join("lock")), 0o600);
+    assert_eq!(std::fs::read_to_string(dir.join("lock")).unwrap(), format!("{pid}\n"), "the marker");
     let manifest = std::fs::read_to_string(dir.join("t1/manifest")).unwrap();
-    assert_eq!(manifest, format!("library uds\nname ipcb{pid}t1\n"));
+    assert_eq!(manifest, format!("library uds\nname {tag}t1\n"));
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert!(driver.wait().unwrap().success(), "{rest}");
     t.nothing_left(pid);
-
-    let t = RunTest::new("run-dir-taken");
-    let elsewhere = t.out.with_extension("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let tmp = std::env::temp_dir();
-    let prelude = format!("ln -s {} {}/ipcb$$", elsewhere.display(), tmp.display());
-    let out = t.out.to_str().unwrap().to_string();
-    let run =
-        after_prelude(&prelude, &["run", "stream/16B", "--lib", "uds", "--out", &out]).output().unwrap();
-    let text = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{text}");
-    assert!(text.contains("creating this run's directory") && text.contains("a symlink is there"), "{text}");
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing went through the symlink");
-    assert!(std::fs::read_dir(&t.out).map_or(true, |d| d.count() == 0), "no results file");
-    for e in std::fs::read_dir(&tmp).unwrap().flatten() {
-        if std::fs::read_link(e.path()).is_ok_and(|l| l == elsewhere) {
-            std::fs::remove_file(e.path()).unwrap();
-        }
-    }
-    let _ = std::fs::remove_dir_all(&elsewhere);
-    let _ = std::fs::remove_dir_all(&t.out);
 }
 
 /// `--resume` of a file a live driver still writes is refused, naming it; a file whose
@@ -98,28 +88,27 @@ fn resume_refuses_a_live_runs_file_and_settings_the_command_line_would() {
     t.nothing_left(pid);
 }
 
-/// A /dev/shm object of a trial's name that is there before it (stale, or another user's) fails
-/// that trial, naming it, and is neither mapped nor removed; the next case runs.
+/// A /dev/shm object of a trial's name that is there before it (stale, or another user's who
+/// learnt the run's name from its directory) fails that trial, naming it, and is neither mapped
+/// nor removed; the next case runs.
 #[test]
 fn a_foreign_object_of_a_trials_name_fails_the_trial_and_is_left_alone() {
     let t = RunTest::new("foreign-shm");
-    let out = t.out.to_str().unwrap().to_string();
-    let args = ["run", "stream/16B", "stream/1KiB", "--lib", "shm-ring", "--runs", "1", "--warmup", "20ms"];
-    let (pid, output) =
-        to_the_end(after_prelude("echo theirs > /dev/shm/ipcb$$t1-ring-forth", &args).args([
-            "--duration",
-            "60ms",
-            "--out",
-            &out,
-        ]));
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    // Two trials of stream/16B (a receive mode each), then stream/1KiB's first: trial 3.
+    let args = words("run stream/16B stream/1KiB --lib shm-ring --runs 1 --warmup 20ms --duration 300ms -v");
+    let (mut driver, pid, mut stderr) = start_until(&args, &t.out, "spawned sender 0 pid");
+    let tag = run_dir_of(&std::env::temp_dir(), pid).file_name().unwrap().to_str().unwrap().to_string();
+    let foreign = format!("/dev/shm/{tag}t3-ring-forth");
+    std::fs::write(&foreign, "theirs\n").unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert_eq!(driver.wait().unwrap().code(), Some(1), "{rest}");
     let doc = the_document(&t.out);
-    let r = result_in(&doc, "stream/16B", "shm-ring");
-    let foreign = format!("/dev/shm/ipcb{pid}t1-ring-forth");
+    let r = result_in(&doc, "stream/1KiB", "shm-ring");
     assert_eq!(r.failure, Some(Failure::Machine), "{r:?}");
     let reason = r.reason.as_deref().unwrap_or_default();
     assert!(reason.contains(&format!("{foreign} is there before the trial began")), "{reason}");
-    assert_eq!(result_in(&doc, "stream/1KiB", "shm-ring").status, Status::Ok);
+    assert_eq!(result_in(&doc, "stream/16B", "shm-ring").status, Status::Ok);
     assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "theirs\n", "left as it was");
     std::fs::remove_file(&foreign).unwrap();
     t.nothing_left(pid);
@@ -264,28 +253,13 @@ fn too_few_open_files_fail_each_trial_that_needs_more_clearly() {
 /// never panics, and nothing is left (the cgroup empties).
 #[test]
 fn threads_that_cannot_start_fail_the_trial_not_the_run() {
-    let base = Path::new("/sys/fs/cgroup/pids");
-    let group = base.join(format!("ipcbench-test-{}", std::process::id()));
-    if std::fs::create_dir(&group).is_err() {
-        // Only root with the pids controller (cgroup v1, as here) can make one.
-        eprintln!(
-            "threads_that_cannot_start_fail_the_trial_not_the_run: skipped, {} is not writable",
-            base.display()
-        );
+    let Some(group) = Cgroup::new("pids", "threads_that_cannot_start_fail_the_trial_not_the_run") else {
         return;
-    }
-    /// The cgroup goes with the test, whatever its end.
-    struct Group(PathBuf);
-    impl Drop for Group {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir(&self.0);
-        }
-    }
-    let _group = Group(group.clone());
+    };
     let t = RunTest::new("nproc");
-    std::fs::write(group.join("pids.max"), "8").unwrap();
+    std::fs::write(group.0.join("pids.max"), "8").unwrap();
     let out = t.out.to_str().unwrap().to_string();
-    let prelude = format!("echo $$ > {}/cgroup.procs", group.display());
+    let prelude = group.enter();
     let args = ["run", "stream/16B", "--lib", "uds,zmq,fastipc,nng", "--runs", "1", "--out", &out];
     let (pid, output) =
         to_the_end(after_prelude(&prelude, &args).args(["--warmup", "20ms", "--duration", "60ms"]));
@@ -303,7 +277,7 @@ fn threads_that_cannot_start_fail_the_trial_not_the_run() {
         assert!(r.failure.is_some(), "a failure has its kind: {r:?}");
     }
     t.nothing_left(pid);
-    std::fs::remove_dir(&group).expect("the cgroup is empty: every process of the run ended");
+    std::fs::remove_dir(&group.0).expect("the cgroup is empty: every process of the run ended");
 }
 
 /// The check that no POSIX queue outlives a run sees a queue that is there (as root, where it
