@@ -81,10 +81,13 @@ impl Window {
         Some(b.saturating_sub(a) as f64 * tick_s())
     }
 
-    /// The load over the window.
+    /// The load over the window; None unless every child's time was read at both ends (a
+    /// child's time unread would be taken for others').
     pub fn load(&self) -> Option<Load> {
         let window = self.seconds();
-        if window <= 0.0 || self.start.cpus.len() != self.end.cpus.len() {
+        let children = self.start.children.len();
+        let every_child = (0..children).all(|i| self.child_cpu_s(i).is_some());
+        if window <= 0.0 || self.start.cpus.len() != self.end.cpus.len() || !every_child {
             return None;
         }
         let (mut busy, mut all, mut steal) = (0u64, 0u64, 0u64);
@@ -94,7 +97,6 @@ impl Window {
             steal += d(a.steal, b.steal);
             all += d(a.busy, b.busy) + d(a.idle, b.idle) + d(a.steal, b.steal);
         }
-        let children = self.start.children.len();
         let trial: f64 = (0..children).filter_map(|i| self.child_cpu_s(i)).sum();
         let own =
             self.start.own.zip(self.end.own).map_or(0.0, |(a, b)| b.saturating_sub(a) as f64 * tick_s());
@@ -204,6 +206,11 @@ mod tests {
             end: reading(t1, &[(10, 90, 0)], 0, &[50], 0),
         };
         assert_eq!(quiet.load().unwrap().others_cores, 0.0);
+        // A child whose time could not be read at an end: no load, rather than its time taken
+        // for others'.
+        let mut unread = w.clone();
+        unread.end.children[1] = None;
+        assert!(unread.load().is_none() && unread.child_cpu_s(0).is_some());
     }
 
     #[test]

@@ -256,6 +256,9 @@ impl Trial<'_> {
                 }
             }
         }
+        // Its second reading, at the window's end, before any child is reaped: an ended child's
+        // times stay readable until then.
+        let window = sampler.and_then(|h| h.join().ok().flatten());
         for p in &mut children.procs {
             p.stdin.take();
         }
@@ -263,8 +266,6 @@ impl Trial<'_> {
         for p in &mut children.procs {
             exits_cleanly(p)?;
         }
-        // Its second reading came at the window's end, before the reports.
-        let window = sampler.and_then(|h| h.join().ok().flatten());
         self.record(&mut children, window.as_ref())
     }
 
