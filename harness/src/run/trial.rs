@@ -314,8 +314,9 @@ impl Trial<'_> {
             .map(|&(i, cpu)| format!("{} {}", labels[i], cpu.map_or_else(|| "unread".into(), ms)))
             .collect();
         let mut text = format!(
-            " (its send blocked from before the window to past its end); in the window, {} as the driver \
-             timed it, each process ran: {}",
+            " (no send of its began and ended inside it: its call blocked, or its process did not run, from \
+             before the window to past its end); in the window, {} as the driver timed it, each process \
+             ran: {}",
             ms(w.seconds()),
             each.join(", ")
         );

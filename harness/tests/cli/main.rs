@@ -278,7 +278,7 @@ fn is_a_held_back_publisher(r: &CaseResult) -> bool {
     r.status == Status::Failed
         && (r.pattern == Pattern::SlowSubscriber || r.oversubscribed)
         && r.case.contains("/lossless/")
-        && reason.starts_with("publisher 0: the measured window is empty (its send blocked")
+        && reason.starts_with("publisher 0: the measured window is empty (no send of its began and ended")
         && reason.contains("each process ran: publisher 0 ")
         && reason.contains("; beside it: others ")
         && reason.contains("; the publisher waits for every subscriber, and subscriber ")
