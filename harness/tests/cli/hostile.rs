@@ -1,6 +1,8 @@
 //! A machine that is not the run's alone (docs/FAULTS.md): names planted where a run makes its
-//! directory, a `TMPDIR` that is missing, not writable or full. Each in a mount namespace of
-//! its own, never the machine's /tmp.
+//! directory, a `TMPDIR` that is missing or not writable, a full /tmp, a CPU hog on each core, a
+//! memory hog. The names and the folders are made in a mount namespace of the test's own (never
+//! in the machine's /tmp), the memory hog in a cgroup of its own; the CPU hogs are the test's
+//! processes, there to load the whole machine.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
