@@ -1,5 +1,5 @@
 //! A machine that is not the run's alone (docs/FAULTS.md): names planted where a run makes its
-//! directory, a `TMPDIR` that is missing or not writable, a full /tmp, a CPU hog on each core, a
+//! directory, a `TMPDIR` that is missing, not writable or full, a CPU hog on each core, a
 //! memory hog. The names and the folders are made in a mount namespace of the test's own (never
 //! in the machine's /tmp), the memory hog in a cgroup of its own; the CPU hogs are the test's
 //! processes, there to load the whole machine.
@@ -101,9 +101,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     all
 }
 
-/// A TMPDIR that is not there or not writable, or /tmp full: the run is refused before any
-/// trial, saying which folder and what to do, and leaves no results file; with TMPDIR unset the
-/// run uses /tmp.
+/// A TMPDIR that is not there, not writable or full: the run is refused before any trial,
+/// saying which folder and what to do, and leaves no results file; with TMPDIR unset the run
+/// uses /tmp.
 #[test]
 fn a_tmpdir_missing_unwritable_or_full_is_refused_with_what_to_do() {
     let out = out_dir("tmpdir");
@@ -117,45 +117,39 @@ fn a_tmpdir_missing_unwritable_or_full_is_refused_with_what_to_do() {
     assert!(text.contains(&named) && text.contains("create it, or set TMPDIR"), "{text}");
     assert!(std::fs::read_dir(&out).map_or(true, |d| d.count() == 0), "no results file");
 
-    // In a mount namespace of their own: TMPDIR on a read-only folder; /tmp itself full (its
-    // results folder is elsewhere, under the build's own folder).
+    // In a mount namespace of their own: TMPDIR on a read-only tmpfs, then on a full one. (Not
+    // /tmp itself: the binary and its libraries may lie under /tmp, and a mount there hides
+    // them; unset, TMPDIR is /tmp, and the run takes the same path to it.)
     let spot = out.with_extension("spot");
     std::fs::create_dir_all(&spot).unwrap();
-    let beyond = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tmpdir-{}", std::process::id()));
-    let b = beyond.to_str().unwrap().to_string();
-    for (mount, tmpdir, results, expect) in [
+    let full = format!(
+        "mount -t tmpfs -o size=64k none {0} && (cat /dev/zero > {0}/fill 2>/dev/null; true)",
+        spot.display()
+    );
+    for (mount, expect) in [
         (
             format!("mount -t tmpfs -o ro,size=1m none {}", spot.display()),
-            Some(&spot),
-            &o,
             vec![format!("TMPDIR ({})", spot.display()), "is not writable by this user: set TMPDIR".into()],
         ),
         (
-            "mount -t tmpfs -o size=64k none /tmp && (cat /dev/zero > /tmp/fill 2>/dev/null; true)"
-                .to_string(),
-            None,
-            &b,
-            vec!["/tmp/ipcb".into(), "No space left on device".into(), "/tmp has none free".into()],
+            full,
+            vec![
+                format!("creating this run's directory {}/ipcb", spot.display()),
+                "No space left on device".into(),
+                format!("{} has none free: make room there, or set TMPDIR to another folder", spot.display()),
+            ],
         ),
     ] {
         let script = format!("{mount} || exit 99; exec \"$0\" \"$@\"");
         let mut c = in_private_mounts(&script, Path::new(BIN), &args);
-        c.args(["--out", results]);
-        match tmpdir {
-            Some(t) => c.env("TMPDIR", t),
-            None => c.env_remove("TMPDIR"),
-        };
-        let run = c.output().unwrap();
+        let run = c.args(["--out", &o]).env("TMPDIR", &spot).output().unwrap();
         let text = String::from_utf8_lossy(&run.stderr);
         assert_eq!(run.status.code(), Some(2), "{mount}: {text}");
         assert!(expect.iter().all(|e| text.contains(e.as_str())), "{mount}: {expect:?} in {text}");
         assert!(!text.contains("panicked"), "{text}");
-        for folder in [&out, &beyond] {
-            assert!(std::fs::read_dir(folder).map_or(true, |d| d.count() == 0), "no results file");
-        }
+        assert!(std::fs::read_dir(&out).map_or(true, |d| d.count() == 0), "no results file");
     }
     let _ = std::fs::remove_dir_all(&spot);
-    let _ = std::fs::remove_dir_all(&beyond);
 
     // Unset: the run makes its directory in /tmp, and removes it.
     let _one = serial();
