@@ -29,6 +29,9 @@ fn a_dead_pid() -> u32 {
 /// The run goes as if none were there: it never writes through, removes or changes any of them.
 #[test]
 fn names_planted_where_a_run_makes_its_directory_change_nothing() {
+    // Its run is busy, unlike the waiting runs made `beside`: it runs alone, still in a mount
+    // namespace and a TMPDIR of its own.
+    let _alone = serial();
     let t = RunTest::beside("planted");
     let tmp = t.tmp.clone();
     std::fs::create_dir_all(&tmp).unwrap();
