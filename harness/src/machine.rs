@@ -270,15 +270,46 @@ fn statvfs(path: &str) -> (Option<u64>, Option<u64>) {
     (Some(s.f_blocks as u64 * block), Some(s.f_bavail as u64 * block))
 }
 
-/// Busy and total jiffies of all cores, from /proc/stat's first line.
+/// Busy and total jiffies of all cores, from /proc/stat's first line (steal counted busy).
 fn cpu_times() -> Option<(u64, u64)> {
-    let stat = read("/proc/stat")?;
-    let fields: Vec<u64> =
-        stat.lines().next()?.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
-    let total: u64 = fields.iter().take(8).sum();
-    // idle and iowait are not busy.
-    let idle = fields.get(3)? + fields.get(4).unwrap_or(&0);
-    Some((total - idle, total))
+    let (None, t) = cpu_line(read("/proc/stat")?.lines().next()?)? else { return None };
+    Some((t.busy + t.steal, t.total()))
+}
+
+/// One `cpu` line of /proc/stat, in clock ticks: busy (user, nice, system, irq, softirq; guest
+/// time is already in user), idle (idle, iowait) and stolen by the hypervisor.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTicks {
+    pub busy: u64,
+    pub idle: u64,
+    pub steal: u64,
+}
+
+impl CpuTicks {
+    pub fn total(&self) -> u64 {
+        self.busy + self.idle + self.steal
+    }
+}
+
+/// `cpu user nice system idle iowait irq softirq steal ...` (the sum of every CPU: None) or
+/// `cpuN ...` (CPU N), read as `CpuTicks`.
+pub fn cpu_line(line: &str) -> Option<(Option<usize>, CpuTicks)> {
+    let mut fields = line.split_whitespace();
+    let cpu = match fields.next()?.strip_prefix("cpu")? {
+        "" => None,
+        n => Some(n.parse().ok()?),
+    };
+    let v: Vec<u64> = fields.map_while(|f| f.parse().ok()).collect();
+    if v.len() < 8 {
+        return None;
+    }
+    Some((cpu, CpuTicks { busy: v[0] + v[1] + v[2] + v[5] + v[6], idle: v[3] + v[4], steal: v[7] }))
+}
+
+/// The fields of a `/proc/<pid>/stat` after its command's name (the state first): the name may
+/// hold spaces and parentheses, so they are counted from its last `)`.
+pub fn process_fields(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace())
 }
 
 /// The cores kept busy by others while this process sleeps for `over`.

@@ -7,16 +7,8 @@
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::machine::{CpuTicks, cpu_line, process_fields};
 use crate::results::Load;
-
-/// One CPU's time so far, in clock ticks: busy (user, nice, system, irq, softirq; guest time is
-/// in user), idle (idle, iowait) and stolen by the hypervisor.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct CpuTicks {
-    busy: u64,
-    idle: u64,
-    steal: u64,
-}
 
 /// One reading: each of the trial's CPUs' ticks, the machine's runnable processes, each child's
 /// CPU ticks (by its place in the trial) and the driver's own.
@@ -36,7 +28,7 @@ impl Reading {
         let mut ticks = vec![None; cpus.len()];
         let mut runnable = None;
         for line in stat.lines() {
-            if let Some((cpu, t)) = parse_cpu(line)
+            if let Some((Some(cpu), t)) = cpu_line(line)
                 && let Some(i) = cpus.iter().position(|c| *c == cpu)
             {
                 ticks[i] = Some(t);
@@ -137,28 +129,16 @@ pub fn sample(
         .ok()
 }
 
-/// `cpuN user nice system idle iowait irq softirq steal ...` (not the first line's sum, `cpu`).
-fn parse_cpu(line: &str) -> Option<(usize, CpuTicks)> {
-    let mut fields = line.split_whitespace();
-    let cpu = fields.next()?.strip_prefix("cpu")?.parse().ok()?;
-    let v: Vec<u64> = fields.map_while(|f| f.parse().ok()).collect();
-    if v.len() < 8 {
-        return None;
-    }
-    Some((cpu, CpuTicks { busy: v[0] + v[1] + v[2] + v[5] + v[6], idle: v[3] + v[4], steal: v[7] }))
-}
-
 /// A process's CPU ticks so far (user and system, every thread), from its `stat` file.
 fn process_ticks(path: &str) -> Option<u64> {
     parse_process(&std::fs::read_to_string(path).ok()?)
 }
 
-/// `pid (comm) state ppid ... utime stime ...`: the name may hold spaces and parentheses, so the
-/// fields are counted from its last `)`; utime and stime are the 14th and 15th.
+/// `pid (comm) state ppid ... utime stime ...`: utime and stime are the 14th and 15th fields,
+/// the 12th and 13th after the command's name.
 fn parse_process(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    let mut after = process_fields(stat)?.skip(11);
+    Some(after.next()?.parse::<u64>().ok()? + after.next()?.parse::<u64>().ok()?)
 }
 
 #[cfg(test)]
@@ -217,9 +197,9 @@ mod tests {
     fn proc_files_are_read_past_a_name_with_spaces_and_parentheses() {
         assert_eq!(parse_process("42 (a (b) c) S 1 42 42 0 -1 4194304 10 0 0 0 7 5 0 0 20 0 1 0"), Some(12));
         assert_eq!(parse_process("42 (x) S 1"), None);
-        let (cpu, t) = parse_cpu("cpu1 10 1 5 100 3 2 4 6 0 0").unwrap();
-        assert_eq!((cpu, t), (1, CpuTicks { busy: 22, idle: 103, steal: 6 }));
-        assert!(parse_cpu("cpu  10 1 5 100 3 2 4 6 0 0").is_none(), "the sum's line is no CPU");
+        let (cpu, t) = cpu_line("cpu1 10 1 5 100 3 2 4 6 0 0").unwrap();
+        assert_eq!((cpu, t), (Some(1), CpuTicks { busy: 22, idle: 103, steal: 6 }));
+        assert!(cpu_line("cpu  10 1 5 100 3 2 4 6 0 0").unwrap().0.is_none(), "the sum's line is no CPU");
         let me = std::process::id();
         let r = Reading::take(&crate::machine::allowed_cpus(), &[me]).expect("/proc is readable");
         assert!(r.children[0].is_some() && r.own.is_some(), "{r:?}");

@@ -79,18 +79,10 @@ impl Ticks {
     }
 }
 
-/// `cpu  user nice system idle iowait irq softirq steal guest guest_nice`: guest time is
-/// already counted in user time, so the total leaves it out.
+/// The first line of /proc/stat (every CPU's sum): its ticks and its steal.
 fn parse_ticks(line: &str) -> Option<Ticks> {
-    let mut fields = line.split_whitespace();
-    if fields.next()? != "cpu" {
-        return None;
-    }
-    let v: Vec<u64> = fields.map_while(|f| f.parse().ok()).collect();
-    if v.len() < 8 {
-        return None;
-    }
-    Some(Ticks { total: v[..8].iter().sum(), steal: v[7] })
+    let (None, t) = crate::machine::cpu_line(line)? else { return None };
+    Some(Ticks { total: t.total(), steal: t.steal })
 }
 
 #[cfg(test)]

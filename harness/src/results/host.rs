@@ -164,20 +164,13 @@ impl LoadSummary {
     /// Over these runs' loads; None when none was read.
     pub fn of(loads: impl IntoIterator<Item = Load>) -> Option<LoadSummary> {
         let loads: Vec<Load> = loads.into_iter().collect();
-        let mut others: Vec<f64> = loads.iter().map(|l| l.others_cores).collect();
-        others.sort_by(f64::total_cmp);
-        let n = others.len();
-        let median = match n {
-            0 => return None,
-            n if n % 2 == 1 => others[n / 2],
-            n => (others[n / 2 - 1] + others[n / 2]) / 2.0,
-        };
+        let others = || loads.iter().map(|l| l.others_cores);
         Some(LoadSummary {
-            others_cores: median,
-            least: others[0],
-            most: others[n - 1],
+            others_cores: crate::noise::middle(others().collect())?,
+            least: others().fold(f64::INFINITY, f64::min),
+            most: others().fold(f64::NEG_INFINITY, f64::max),
             loaded: loads.iter().filter(|l| l.loaded()).count() as u32,
-            of: n as u32,
+            of: loads.len() as u32,
         })
     }
 

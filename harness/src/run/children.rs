@@ -152,9 +152,10 @@ impl Proc {
     /// Whether the process is stopped (SIGSTOP, or a debugger): it will never report.
     pub fn stopped(&self) -> bool {
         std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).is_ok_and(|stat| {
-            // The state follows the command's closing parenthesis.
-            stat.rsplit_once(')')
-                .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('T' | 't')))
+            // The state is the first field after the command's name.
+            crate::machine::process_fields(&stat)
+                .and_then(|mut f| f.next())
+                .is_some_and(|state| matches!(state.chars().next(), Some('T' | 't')))
         })
     }
 

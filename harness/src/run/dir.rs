@@ -55,7 +55,6 @@ impl RunDir {
                 tmp.display()
             );
         }
-        usable(&tmp)?;
         for _ in 0..ATTEMPTS {
             let tag = format!("ipcb{pid}x{}", crate::unpredictable::token(TOKEN)?);
             let path = tmp.join(&tag);
@@ -111,44 +110,32 @@ impl Drop for Made {
     }
 }
 
-/// `$TMPDIR` is a folder this user can make a run's directory in: or the error says what to do.
-fn usable(tmp: &Path) -> Result<()> {
+/// Why the run's directory (or its marker) could not be made under `tmp`, with what to do: the
+/// error says whether `TMPDIR` is missing, not a folder, not this user's to write, or full.
+fn cannot_create(tmp: &Path, what: &Path, e: std::io::Error) -> anyhow::Error {
     let set = std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty());
     let named = if set { format!("TMPDIR ({})", tmp.display()) } else { tmp.display().to_string() };
-    let meta = std::fs::metadata(tmp).map_err(|e| {
-        anyhow::anyhow!(
-            "{named}, where a run makes its directory, cannot be read: {e}; create it, or set TMPDIR to a \
-             folder that is there"
-        )
-    })?;
-    if !meta.is_dir() {
-        anyhow::bail!("{named}, where a run makes its directory, is not a folder: set TMPDIR to one");
-    }
-    let c = std::ffi::CString::new(tmp.as_os_str().as_encoded_bytes()).context("TMPDIR holds a NUL")?;
-    // SAFETY: a NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        anyhow::bail!(
-            "{named}, where a run makes its directory, is not writable by this user: set TMPDIR to a \
-             folder of your own"
-        );
-    }
-    Ok(())
-}
-
-/// Why the run's directory (or its marker) could not be made under `tmp`, with what to do.
-fn cannot_create(tmp: &Path, what: &Path, e: std::io::Error) -> anyhow::Error {
-    let why = match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(
-            "{} has {} free: make room there, or set TMPDIR to another folder",
+    let place = "where a run makes its directory";
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => anyhow::anyhow!(
+            "{named}, {place}, cannot be read: {e}; create it, or set TMPDIR to a folder that is there"
+        ),
+        Some(libc::ENOTDIR) => anyhow::anyhow!("{named}, {place}, is not a folder: set TMPDIR to one"),
+        Some(libc::EACCES | libc::EPERM | libc::EROFS) => anyhow::anyhow!(
+            "{named}, {place}, is not writable by this user: set TMPDIR to a folder of your own"
+        ),
+        Some(libc::ENOSPC | libc::EDQUOT) => anyhow::anyhow!(
+            "creating this run's directory {}: {e}: {} has {} free: make room there, or set TMPDIR to another \
+             folder",
+            what.display(),
             tmp.display(),
             crate::machine::free_space(tmp).map_or_else(|| "an unknown amount".into(), crate::format::bytes)
         ),
-        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
-            format!("{} is not writable by this user: set TMPDIR to a folder of your own", tmp.display())
-        }
-        _ => "set TMPDIR to another folder".into(),
-    };
-    anyhow::anyhow!("creating this run's directory {}: {e}: {why}", what.display())
+        _ => anyhow::anyhow!(
+            "creating this run's directory {}: {e}: set TMPDIR to another folder",
+            what.display()
+        ),
+    }
 }
 
 impl Drop for RunDir {

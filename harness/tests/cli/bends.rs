@@ -31,7 +31,7 @@ fn every_message_arrived(doc: &Document) {
                     .iter()
                     .find(|x| x.role == Role::Publisher || (x.role == Role::Sender && x.index == index))
                     .unwrap();
-                let (sent, counts) = (sent(sender), receiving(got));
+                let (sent, counts) = (sender.sent().sent, got.got());
                 let who = got.role.as_str();
                 if lossless || got.role == Role::Receiver {
                     assert_eq!(counts.received, sent, "{case} {}: {who} {index}", r.library);

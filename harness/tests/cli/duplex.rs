@@ -53,7 +53,7 @@ fn duplex_runs_both_ways_at_once_for_every_library() {
                 let (from, to) = (&run.roles[me], &run.roles[other]);
                 assert_eq!((from.role, from.index), (Role::Peer, me), "{lib}");
                 // A report holds its sending and its receiving counts side by side.
-                let (sending, got) = (from.sending.unwrap_or_default(), receiving(to));
+                let (sending, got) = (from.sent(), to.got());
                 assert!(sending.sent > 0, "{lib}: peer {me} sent: {from:?}");
                 assert_eq!(got.received, sending.sent, "{lib}: peer {other} got all peer {me} sent");
                 assert_eq!(got.received_measured, sending.measured, "{lib}: the window's too");

@@ -34,7 +34,7 @@ pub fn histograms_give_the_figures(r: &CaseResult, what: &str) {
 /// Whether a latency run's sender sent none of its window's messages (a library far slower than
 /// the schedule, its send blocked from the warm-up past the window's end).
 fn sent_nothing(run: &RunRecord) -> bool {
-    reports(run, Role::Sender).any(|x| measured(x) == 0)
+    reports(run, Role::Sender).any(|x| x.sent().measured == 0)
 }
 
 /// A latency result's spectrum, rate and schedule.
@@ -70,11 +70,11 @@ pub fn figures_of_a_latency_result(r: &CaseResult, what: &str) {
         assert!(at("late_p99_ns", f.late_p99_ns) >= at("late_p50_ns", f.late_p50_ns), "{what}");
         let sender = report_of(run, Role::Sender);
         let scheduled = sender.scheduled.unwrap_or_else(|| panic!("{what}: no schedule"));
-        assert!(measured(sender) <= scheduled, "{what}");
+        assert!(sender.sent().measured <= scheduled, "{what}");
         assert!(sender.spin_margin_ns.unwrap() >= 20_000, "{what}");
         let lateness = histogram::decode(run.lateness.as_deref().unwrap()).unwrap();
-        assert_eq!(lateness.len(), measured(sender), "{what}: one lateness per message");
-        assert_eq!(histogram_of(run, what).len(), measured(sender), "{what}");
+        assert_eq!(lateness.len(), sender.sent().measured, "{what}: one lateness per message");
+        assert_eq!(histogram_of(run, what).len(), sender.sent().measured, "{what}");
     }
 }
 
@@ -85,8 +85,8 @@ pub fn figures_of_a_connect_result(r: &CaseResult, connects: u64, what: &str) {
     for run in runs_of(r) {
         let senders: Vec<&RoleReport> = reports(run, Role::Sender).collect();
         assert_eq!(senders.len() as u64, connects, "{what}: a fresh sender per attempt");
-        assert!(senders.iter().all(|s| sent(s) == 1 && s.open_ns.is_some()), "{what}");
-        assert_eq!(receiving(report_of(run, Role::Receiver)).received, connects, "{what}");
+        assert!(senders.iter().all(|s| s.sent().sent == 1 && s.open_ns.is_some()), "{what}");
+        assert_eq!(report_of(run, Role::Receiver).got().received, connects, "{what}");
         let h = histogram_of(run, what);
         assert_eq!(h.len(), connects, "{what}: one set-up time per sender");
         let f = &run.figures;

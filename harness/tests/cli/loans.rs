@@ -60,7 +60,7 @@ fn loans_run_beside_their_copies_and_dash_past_what_a_library_lends() {
                 the_stream_delivered_all(run, &format!("{case} {lib}"));
             } else {
                 let (sent, received) =
-                    (sent(report_of(run, Role::Pinger)), receiving(report_of(run, Role::Echo)));
+                    (report_of(run, Role::Pinger).sent().sent, report_of(run, Role::Echo).got());
                 assert_eq!(sent, received.received, "{case} {lib}: every request answered");
             }
         }

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use ipcbench::matrix::{Pattern, Role};
-use ipcbench::results::{self, CaseResult, Document, Figures, Receiving, RoleReport, RunRecord, Status};
+use ipcbench::results::{self, CaseResult, Document, Figures, RoleReport, RunRecord, Status};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ipcbench");
@@ -338,21 +338,6 @@ fn report_of(run: &RunRecord, role: Role) -> &RoleReport {
     reports(run, role).next().unwrap_or_else(|| panic!("no {} reported: {run:?}", role.as_str()))
 }
 
-/// What a driving role sent, in all.
-fn sent(x: &RoleReport) -> u64 {
-    x.sending.unwrap_or_else(|| panic!("{} {} sent nothing: {x:?}", x.role.as_str(), x.index)).sent
-}
-
-/// What a driving role sent in the measured window.
-fn measured(x: &RoleReport) -> u64 {
-    x.sending.unwrap_or_else(|| panic!("{} {} sent nothing: {x:?}", x.role.as_str(), x.index)).measured
-}
-
-/// What a receiving role counted.
-fn receiving(x: &RoleReport) -> Receiving {
-    x.receiving.unwrap_or_else(|| panic!("{} {} received nothing: {x:?}", x.role.as_str(), x.index))
-}
-
 /// The directories under `tmp` of the run whose driver had this pid (`ipcb<pid>x<token>`).
 fn run_dirs(tmp: &Path, driver_pid: u32) -> Vec<PathBuf> {
     let tag = tag_of_run(driver_pid);
@@ -413,9 +398,9 @@ impl Drop for Cgroup {
 
 /// A stream's run sent messages and its receiver got every one of them.
 fn the_stream_delivered_all(run: &RunRecord, what: &str) {
-    let sent = sent(report_of(run, Role::Sender));
+    let sent = report_of(run, Role::Sender).sent().sent;
     assert!(sent > 0, "{what}: nothing sent");
-    assert_eq!(sent, receiving(report_of(run, Role::Receiver)).received, "{what}: every message arrived");
+    assert_eq!(sent, report_of(run, Role::Receiver).got().received, "{what}: every message arrived");
 }
 
 /// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the

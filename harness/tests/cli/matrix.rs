@@ -115,11 +115,11 @@ fn every_library_runs_every_case_it_has_and_dashes_the_rest() {
                 || (batch && r.pattern == Pattern::Broadcast)
             {
                 let sender = run.roles.iter().find(|x| matches!(x.role, Role::Sender | Role::Publisher));
-                let sent = sent(sender.unwrap());
+                let sent = sender.unwrap().sent().sent;
                 for receiver in
                     run.roles.iter().filter(|x| matches!(x.role, Role::Receiver | Role::Subscriber))
                 {
-                    let got = receiving(receiver).received;
+                    let got = receiver.got().received;
                     assert_eq!(sent, got, "{case} {lib}: a lossless stream delivers every message");
                 }
                 assert!(sent > 0);
@@ -386,7 +386,7 @@ fn a_sweep_runs_streams_and_round_trips_draws_them_against_size_and_dashes_what_
             if r.pattern == Pattern::Stream {
                 the_stream_delivered_all(run, &format!("{case} {lib}"));
             } else {
-                assert!(sent(report_of(run, Role::Pinger)) > 0, "{case} {lib}");
+                assert!(report_of(run, Role::Pinger).sent().sent > 0, "{case} {lib}");
             }
         }
     }
