@@ -347,9 +347,9 @@ fn list_shows_cases_libraries_and_dashes_with_reasons() {
 fn a_sweep_runs_streams_and_round_trips_draws_them_against_size_and_dashes_what_does_not_fit() {
     let t = RunTest::new("sweep");
     let libs = ["fastipc", "aeron", "zmq", "boost", "uds", "posix-mq", "shm-ring"];
-    // 16 MiB: larger than every ring these libraries set by default.
+    // 16 MiB: larger than every ring these libraries set by default (so windows that hold it).
     let (pid, output, doc) =
-        short(&t.out, &["sweep", "--sizes", "8,1KiB,64KiB,16MiB", "--lib", &libs.join(",")]);
+        windowed(&t.out, &["sweep", "--sizes", "8,1KiB,64KiB,16MiB", "--lib", &libs.join(",")], LONG);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let results = &doc.results;
     let mut cases: Vec<&str> = results.iter().map(|r| r.case.as_str()).collect();
