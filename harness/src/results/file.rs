@@ -180,23 +180,25 @@ pub fn write_atomically(doc: &Document, path: &Path, names: impl Fn(Pattern) -> 
 /// never written through or over. Its path, and the file or why it could not be made.
 fn temporary_copy(path: &Path) -> Result<(PathBuf, std::io::Result<File>)> {
     let name = path.file_name().and_then(|n| n.to_str()).context("a results file's name")?;
-    for _ in 0..64 {
-        let tmp = folder(path).join(format!("{name}.tmp{}", crate::unpredictable::token(8)?));
-        let made = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp);
-        match made {
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            made => return Ok((tmp, made)),
-        }
-    }
-    bail!(
-        "64 names of the form {}.tmp<random> were all taken: something is planting names there",
-        path.display()
-    )
+    let made = crate::unpredictable::make_new(
+        8,
+        |t| folder(path).join(format!("{name}.tmp{t}")),
+        |tmp| {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(tmp)
+        },
+    )?;
+    made.with_context(|| {
+        format!(
+            "{} names of the form {}.tmp<random> were all taken: something is planting names there",
+            crate::unpredictable::ATTEMPTS,
+            path.display()
+        )
+    })
 }
 
 fn folder(path: &Path) -> &Path {

@@ -21,10 +21,8 @@ const SUN_PATH: usize = 107;
 /// `p<i>/` (`matrix::PAIRS_MOST` pairs) and the adapter's file name (`Setup::socket_path`:
 /// `zmq-subscriber3`, `server.sock`, ...).
 const LONGEST_SOCKET_TAIL: usize = 9 + 4 + 25;
-/// The random part of a run's name (`x` and 6 of `[a-z0-9]`, 31 bits), and how many names are
-/// tried before a run gives up (each taken one is another's, or planted).
+/// The random part of a run's name (`x` and 6 of `[a-z0-9]`, 31 bits).
 const TOKEN: usize = 6;
-const ATTEMPTS: usize = 64;
 /// The marker inside a run's directory: its lock, holding its driver's pid.
 const LOCK: &str = "lock";
 
@@ -44,10 +42,10 @@ impl RunDir {
     pub fn create() -> Result<RunDir> {
         let tmp = std::env::temp_dir();
         let pid = std::process::id();
+        let name = |token: &str| format!("ipcb{pid}x{token}");
         // Short: a Unix socket's path must fit in 108 bytes. A trial's sockets are
         // `<this>/t<N>/<trial name>...`: refused here, not trial by trial.
-        let longest =
-            tmp.join(format!("ipcb{pid}x{}", "x".repeat(TOKEN))).as_os_str().len() + LONGEST_SOCKET_TAIL;
+        let longest = tmp.join(name(&"x".repeat(TOKEN))).as_os_str().len() + LONGEST_SOCKET_TAIL;
         if longest > SUN_PATH {
             anyhow::bail!(
                 "the run's sockets would have paths of up to {longest} bytes under {}, and a Unix socket's \
@@ -55,41 +53,41 @@ impl RunDir {
                 tmp.display()
             );
         }
-        for _ in 0..ATTEMPTS {
-            let tag = format!("ipcb{pid}x{}", crate::unpredictable::token(TOKEN)?);
-            let path = tmp.join(&tag);
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(cannot_create(&tmp, &path, e)),
-            }
-            // Removed again if what follows fails.
-            let made = Made(Some(path.clone()));
-            // The mode asked for may have been narrowed by the umask, never widened; make it exact.
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
-                .with_context(|| format!("setting the mode of {}", path.display()))?;
-            let mut lock = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(path.join(LOCK))
-                .map_err(|e| cannot_create(&tmp, &path.join(LOCK), e))?;
-            // SAFETY: flock on a descriptor we own; it is released when the process ends.
-            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                anyhow::bail!("locking {}: {}", path.display(), std::io::Error::last_os_error());
-            }
-            writeln!(lock, "{pid}")
-                .and_then(|()| lock.sync_all())
-                .map_err(|e| cannot_create(&tmp, &path, e))?;
-            made.keep();
-            return Ok(RunDir { path, tag, _lock: lock });
+        let made = crate::unpredictable::make_new(
+            TOKEN,
+            |t| tmp.join(name(t)),
+            |path| std::fs::DirBuilder::new().mode(0o700).create(path),
+        )?;
+        let Some((path, created)) = made else {
+            anyhow::bail!(
+                "{} names of the form {}/ipcb{pid}x<random> were all taken: something is planting names \
+                 there; set TMPDIR to a folder of your own",
+                crate::unpredictable::ATTEMPTS,
+                tmp.display()
+            )
+        };
+        created.map_err(|e| cannot_create(&tmp, &path, e))?;
+        // Removed again if what follows fails.
+        let made = Made(Some(path.clone()));
+        // The mode asked for may have been narrowed by the umask, never widened; make it exact.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("setting the mode of {}", path.display()))?;
+        let mut lock = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path.join(LOCK))
+            .map_err(|e| cannot_create(&tmp, &path.join(LOCK), e))?;
+        // SAFETY: flock on a descriptor we own; it is released when the process ends.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            anyhow::bail!("locking {}: {}", path.display(), std::io::Error::last_os_error());
         }
-        anyhow::bail!(
-            "{ATTEMPTS} names of the form {}/ipcb{pid}x<random> were all taken: something is planting names \
-             there; set TMPDIR to a folder of your own",
-            tmp.display()
-        )
+        writeln!(lock, "{pid}").and_then(|()| lock.sync_all()).map_err(|e| cannot_create(&tmp, &path, e))?;
+        made.keep();
+        // Its name, all ours and ASCII, is the run's tag.
+        let tag = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(RunDir { path, tag, _lock: lock })
     }
 }
 

@@ -308,10 +308,11 @@ impl Trial<'_> {
     /// back (a slow one by design, else the one that ran least).
     fn why_empty(&self, labels: &[String], w: &load::Window) -> String {
         let ms = |s: f64| format!("{:.0} ms", s * 1e3);
-        let ran: Vec<(usize, Option<f64>)> = (0..labels.len()).map(|i| (i, w.child_cpu_s(i))).collect();
-        let each: Vec<String> = ran
+        let ran: Vec<Option<f64>> = (0..labels.len()).map(|i| w.child_cpu_s(i)).collect();
+        let each: Vec<String> = labels
             .iter()
-            .map(|&(i, cpu)| format!("{} {}", labels[i], cpu.map_or_else(|| "unread".into(), ms)))
+            .zip(&ran)
+            .map(|(label, cpu)| format!("{label} {}", cpu.map_or_else(|| "unread".into(), ms)))
             .collect();
         let mut text = format!(
             " (no send of its began and ended inside it: its call blocked, or its process did not run, from \
@@ -332,7 +333,7 @@ impl Trial<'_> {
                 .map(|(i, _)| labels[i].clone())
                 .collect();
             let least = subscribers
-                .filter_map(|(i, _)| Some((i, ran[i].1?)))
+                .filter_map(|(i, _)| Some((i, ran[i]?)))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(i, _)| labels[i].clone());
             match (slow.is_empty(), least) {

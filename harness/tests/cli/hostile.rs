@@ -213,10 +213,7 @@ fn a_run_beside_a_cpu_hog_on_each_core_says_it_was_loaded() {
         report.contains("^: loaded: other processes took more than 0.2 of a core"),
         "the legend: {report}"
     );
-    assert!(
-        report.contains("| load beside the runs |") || report.contains("load beside the runs"),
-        "{report}"
-    );
+    assert!(report.contains("load beside the runs"), "the machines table's column: {report}");
     t.nothing_left(pid);
 }
 
@@ -232,13 +229,7 @@ fn a_run_beside_a_memory_hog_that_leaves_1_gib_runs_whole() {
     let t = RunTest::new("memory-hog");
     // The hog holds its memory, touched, until it is killed.
     let mut hog = Command::new("sh")
-        .args([
-            "-c",
-            &format!(
-                "echo $$ > {}/cgroup.procs && exec perl -e '$x = \"a\" x {hog_bytes}; sleep 600'",
-                group.0.display()
-            ),
-        ])
+        .args(["-c", &format!("{} && exec perl -e '$x = \"a\" x {hog_bytes}; sleep 600'", group.enter())])
         .spawn()
         .unwrap();
     let held = Instant::now() + Duration::from_secs(20);
@@ -251,12 +242,9 @@ fn a_run_beside_a_memory_hog_that_leaves_1_gib_runs_whole() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(usage().is_some_and(|u| u >= hog_bytes), "the hog holds its memory: {:?}", usage());
-    let out = t.out.to_str().unwrap().to_string();
-    let prelude = group.enter();
-    let args =
-        ["run", "stream/16B", "--lib", "uds,shm-ring,iceoryx2,aeron,zmq", "--runs", "1", "--out", &out];
-    let (pid, output) =
-        to_the_end(after_prelude(&prelude, &args).args(["--warmup", "20ms", "--duration", "100ms"]));
+    let line =
+        "run stream/16B --lib uds,shm-ring,iceoryx2,aeron,zmq --runs 1 --warmup 20ms --duration 100ms --out";
+    let (pid, output) = group.run(&[&words(line)[..], &[t.out()]].concat());
     let _ = hog.kill();
     let _ = hog.wait();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

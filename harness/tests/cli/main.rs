@@ -388,6 +388,11 @@ impl Cgroup {
     fn enter(&self) -> String {
         format!("echo $$ > {}/cgroup.procs", self.0.display())
     }
+
+    /// `ipcbench <args>` in it, to its end: the driver's pid and its output.
+    fn run(&self, args: &[&str]) -> (u32, Output) {
+        to_the_end(&mut after_prelude(&self.enter(), args))
+    }
 }
 
 impl Drop for Cgroup {

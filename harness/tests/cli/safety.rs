@@ -258,11 +258,8 @@ fn threads_that_cannot_start_fail_the_trial_not_the_run() {
     };
     let t = RunTest::new("nproc");
     std::fs::write(group.0.join("pids.max"), "8").unwrap();
-    let out = t.out.to_str().unwrap().to_string();
-    let prelude = group.enter();
-    let args = ["run", "stream/16B", "--lib", "uds,zmq,fastipc,nng", "--runs", "1", "--out", &out];
-    let (pid, output) =
-        to_the_end(after_prelude(&prelude, &args).args(["--warmup", "20ms", "--duration", "60ms"]));
+    let line = "run stream/16B --lib uds,zmq,fastipc,nng --runs 1 --warmup 20ms --duration 60ms --out";
+    let (pid, output) = group.run(&[&words(line)[..], &[t.out()]].concat());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
