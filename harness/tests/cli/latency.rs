@@ -113,7 +113,8 @@ fn latency_cases_run_and_report_their_spectra() {
         figures_of_a_latency_result(r, &what);
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("latency/1k/16B uds: p50 ") && stderr.contains(" p99.99 "), "{stderr}");
+    let line = progress_line(&stderr, "latency/1k/16B", "uds");
+    assert!(line.contains(": p50 ") && line.contains(" p99.99 "), "{stderr}");
     let report = the_json_path(&t.out).with_extension("");
     every_latency_is_held_against_its_floor(&doc, &report);
     for case in ["latency-1k-16B", "latency-100k-16B", "latency-1M-16B"] {
@@ -177,9 +178,8 @@ fn connect_cases_time_fresh_senders() {
         figures_of_a_connect_result(result_in(&doc, "connect/16B", lib), 4, &format!("connect/16B {lib}"));
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    // The line gives the set-up's p50 and the open's (a noisy result's flag comes between the
-    // name and its figure).
-    let line = stderr.lines().find(|l| l.contains("] connect/16B uds")).unwrap_or_else(|| panic!("{stderr}"));
+    // The line gives the set-up's p50 and the open's.
+    let line = progress_line(&stderr, "connect/16B", "uds");
     assert!(line.contains(": p50 ") && line.contains("(open p50 "), "{stderr}");
     t.nothing_left(pid);
 }

@@ -408,6 +408,16 @@ fn the_stream_delivered_all(run: &RunRecord, what: &str) {
     assert_eq!(sent, report_of(run, Role::Receiver).got().received, "{what}: every message arrived");
 }
 
+/// One result's progress line in a run's standard error: `[i/n] <case> <lib>`, then its figure,
+/// or first a flag in parentheses (a noisy or loaded result's).
+fn progress_line<'a>(stderr: &'a str, case: &str, lib: &str) -> &'a str {
+    let name = format!("] {case} {lib}");
+    stderr
+        .lines()
+        .find(|l| l.split_once(&name).is_some_and(|(_, rest)| rest.starts_with([':', ' '])))
+        .unwrap_or_else(|| panic!("no line of {case} {lib}: {stderr}"))
+}
+
 /// A short run of these cases (all when empty) into `out`: the driver's pid, its output, the
 /// results, typed.
 fn short_run(out: &Path, cases: &[&str]) -> (u32, Output, Document) {
